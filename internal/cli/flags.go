@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+)
+
+// Mode is a proxy mode.
+type Mode string
+
+const (
+	ModeIPTables  Mode = "iptables"
+	ModeNFTables  Mode = "nftables"
+	ModeIPVS      Mode = "ipvs"
+	ModeUserspace Mode = "userspace"
+)
+
+var allModes = []Mode{ModeIPTables, ModeNFTables, ModeIPVS, ModeUserspace}
+
+// ProxyFlags are the node and proxy settings every command shares. Their
+// names follow kube-proxy's flags.
+type ProxyFlags struct {
+	Mode               string
+	NodeName           string
+	NodeIPs            []string
+	ClusterCIDRs       []string
+	ServiceCIDRs       []string
+	MasqueradeAll      bool
+	MasqueradeBit      int
+	NodePortAddresses  []string
+	LocalhostNodePorts bool
+	DetectLocalMode    string
+	BridgeInterface    string
+	InterfacePrefix    string
+	IPVSScheduler      string
+	NFAcct             bool
+	Family             string
+}
+
+// NewProxyFlags returns the flags with kube-proxy's defaults.
+func NewProxyFlags() *ProxyFlags {
+	host, _ := os.Hostname()
+	def := render.DefaultConfig()
+	return &ProxyFlags{
+		Mode:               string(ModeIPTables),
+		NodeName:           strings.ToLower(host),
+		MasqueradeBit:      def.MasqueradeBit,
+		LocalhostNodePorts: def.LocalhostNodePorts,
+		DetectLocalMode:    string(def.DetectLocalMode),
+		IPVSScheduler:      "rr",
+		Family:             "all",
+	}
+}
+
+// AddFlags registers the flags on fs.
+func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Mode, "mode", f.Mode, "proxy mode: iptables, nftables, ipvs or userspace")
+	fs.StringVar(&f.NodeName, "node-name", f.NodeName, "the node to render for (default: the hostname)")
+	fs.StringSliceVar(&f.NodeIPs, "node-ip", f.NodeIPs, "the node's primary IPs, one per family (default: from the Node object)")
+	fs.StringSliceVar(&f.ClusterCIDRs, "cluster-cidr", f.ClusterCIDRs, "the pod ranges, one per family; traffic from outside them is masqueraded")
+	fs.StringSliceVar(&f.ServiceCIDRs, "service-cidr", f.ServiceCIDRs, "the Service ranges (default: from ServiceCIDR objects)")
+	fs.BoolVar(&f.MasqueradeAll, "masquerade-all", f.MasqueradeAll, "SNAT all traffic sent to a ClusterIP")
+	fs.IntVar(&f.MasqueradeBit, "masquerade-bit", f.MasqueradeBit, "the fwmark bit (0-31) that marks packets for SNAT")
+	fs.StringSliceVar(&f.NodePortAddresses, "nodeport-addresses", f.NodePortAddresses, "CIDRs or primary/localhost/all: the node addresses that accept NodePorts (default: all in iptables mode, primary in nftables mode)")
+	fs.BoolVar(&f.LocalhostNodePorts, "iptables-localhost-nodeports", f.LocalhostNodePorts, "accept NodePort connections on 127.0.0.1 (iptables mode, IPv4)")
+	fs.StringVar(&f.DetectLocalMode, "detect-local-mode", f.DetectLocalMode, "how pod traffic is recognised: ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix")
+	fs.StringVar(&f.BridgeInterface, "pod-bridge-interface", f.BridgeInterface, "the pod bridge, with --detect-local-mode=BridgeInterface")
+	fs.StringVar(&f.InterfacePrefix, "pod-interface-name-prefix", f.InterfacePrefix, "the pod interface prefix, with --detect-local-mode=InterfaceNamePrefix")
+	fs.StringVar(&f.IPVSScheduler, "ipvs-scheduler", f.IPVSScheduler, "the IPVS scheduler (ipvs mode)")
+	fs.BoolVar(&f.NFAcct, "nfacct", f.NFAcct, "add kube-proxy's nfacct metric matches (needs the nfacct objects in the kernel)")
+	fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
+}
+
+// mode returns the validated mode.
+func (f *ProxyFlags) mode() (Mode, error) {
+	for _, m := range allModes {
+		if string(m) == f.Mode {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("--mode %q: must be one of iptables, nftables, ipvs, userspace", f.Mode)
+}
+
+// families returns the families selected by --family.
+func (f *ProxyFlags) families() ([]cluster.Family, error) {
+	switch strings.ToLower(f.Family) {
+	case "all", "":
+		return []cluster.Family{cluster.IPv4, cluster.IPv6}, nil
+	case "ipv4":
+		return []cluster.Family{cluster.IPv4}, nil
+	case "ipv6":
+		return []cluster.Family{cluster.IPv6}, nil
+	}
+	return nil, fmt.Errorf("--family %q: must be all, ipv4 or ipv6", f.Family)
+}
+
+// ClusterConfig returns the settings for building the node-local tables.
+func (f *ProxyFlags) ClusterConfig() (cluster.Config, error) {
+	cfg := cluster.Config{NodeName: f.NodeName}
+	if f.NodeName == "" {
+		return cfg, fmt.Errorf("--node-name is empty and the hostname is unknown")
+	}
+	for _, s := range f.NodeIPs {
+		a, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return cfg, fmt.Errorf("--node-ip %q: not an IP address", s)
+		}
+		cfg.NodeIPs = append(cfg.NodeIPs, a)
+	}
+	cidrs, err := parsePrefixes("--service-cidr", f.ServiceCIDRs)
+	cfg.ServiceCIDRs = cidrs
+	return cfg, err
+}
+
+// RenderConfig returns the settings for the renderers.
+func (f *ProxyFlags) RenderConfig() (render.Config, error) {
+	cfg := render.DefaultConfig()
+	cfg.MasqueradeAll = f.MasqueradeAll
+	cfg.MasqueradeBit = f.MasqueradeBit
+	cfg.NodePortAddresses = f.NodePortAddresses
+	cfg.LocalhostNodePorts = f.LocalhostNodePorts
+	cfg.DetectLocalMode = render.DetectLocalMode(f.DetectLocalMode)
+	cfg.BridgeInterface = f.BridgeInterface
+	cfg.InterfaceNamePrefix = f.InterfacePrefix
+	cfg.NFAcct = f.NFAcct
+	cidrs, err := parsePrefixes("--cluster-cidr", f.ClusterCIDRs)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.ClusterCIDRs = cidrs
+	return cfg, cfg.Validate()
+}
+
+func parsePrefixes(flag string, in []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range in {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: not a CIDR", flag, s)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,81 @@
+// Package cli is the command-line layer of kubectl-svcproxy: one file per
+// subcommand, each an Options struct with Complete, Validate and Run. It is
+// the only package that imports cobra and cli-runtime.
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes, following kubectl diff.
+const (
+	ExitOK      = 0
+	ExitChanges = 1
+	ExitError   = 2
+)
+
+// ErrChanges is returned by plan-like commands when there are changes; it
+// maps to exit code 1 and prints nothing more.
+var ErrChanges = errors.New("changes pending")
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrChanges):
+		return ExitChanges
+	}
+	return ExitError
+}
+
+// common holds what every subcommand shares.
+type common struct {
+	streams     genericiooptions.IOStreams
+	configFlags *genericclioptions.ConfigFlags
+	proxy       *ProxyFlags
+}
+
+// NewRootCommand builds the kubectl-svcproxy command tree.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	c := &common{
+		streams:     streams,
+		configFlags: genericclioptions.NewConfigFlags(true),
+		proxy:       NewProxyFlags(),
+	}
+	root := &cobra.Command{
+		Use:   "kubectl-svcproxy",
+		Short: "Render, plan and apply kube-proxy's node rules declaratively",
+		Long: `kubectl svcproxy does kube-proxy's job declaratively. It snapshots a cluster's
+Services, EndpointSlices and Nodes, renders the node's service-proxy ruleset
+(iptables, nftables, ipvs or userspace mode) as kube-proxy v1.37 would program
+it, and diffs that against the kernel.
+
+Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations: map[string]string{
+			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
+		},
+	}
+	c.configFlags.AddFlags(root.PersistentFlags())
+	c.proxy.AddFlags(root.PersistentFlags())
+	root.AddCommand(
+		newRenderCommand(c),
+		newSnapshotCommand(c),
+		newVersionCommand(c),
+	)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	return root
+}
+
+// warnf prints a warning line to stderr.
+func (c *common) warnf(format string, args ...any) {
+	fmt.Fprintf(c.streams.ErrOut, "warning: "+format+"\n", args...)
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// SnapshotOptions are the options of `snapshot`.
+type SnapshotOptions struct {
+	*common
+	source sourceFlags
+	out    string
+	format string
+}
+
+func newSnapshotCommand(c *common) *cobra.Command {
+	o := &SnapshotOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Save the cluster state that rendering needs to a file",
+		Long: `Save the Services, EndpointSlices, ServiceCIDRs and this node's Node object
+as one v1 List, which render -f and plan -f read back unchanged.`,
+		Example: `  kubectl svcproxy snapshot --node-name=worker-1 -o cluster.yaml
+  kubectl svcproxy render -f cluster.yaml --node-name=worker-1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.source.complete(cmd, o.proxy)
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd)
+		},
+	}
+	o.source.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "the file to write ('-' for stdout)")
+	cmd.Flags().StringVar(&o.format, "format", "", "file format: yaml or json (default: json for a .json file, else yaml)")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *SnapshotOptions) Validate() error {
+	if o.format == "" {
+		o.format = "yaml"
+		if strings.HasSuffix(o.out, ".json") {
+			o.format = "json"
+		}
+	}
+	if o.format != "yaml" && o.format != "json" {
+		return fmt.Errorf("--output %q: must be yaml or json", o.format)
+	}
+	return o.source.validate()
+}
+
+// Run loads the state and writes it.
+func (o *SnapshotOptions) Run(cmd *cobra.Command) error {
+	snap, err := o.load(cmd.Context(), &o.source)
+	if err != nil {
+		return err
+	}
+	write := snap.WriteYAML
+	if o.format == "json" {
+		write = snap.WriteJSON
+	}
+	if o.out == "-" {
+		return write(o.streams.Out)
+	}
+	return writeFileAtomic(o.out, write)
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and
+// renames it into place, so a failed write never leaves a truncated file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}

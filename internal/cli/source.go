@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/examples"
+)
+
+// sourceFlags choose where the cluster state comes from: a file, the
+// embedded example, or (by default) the API server.
+type sourceFlags struct {
+	file    string
+	example bool
+}
+
+func (s *sourceFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
+	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+examples.NodeName+")")
+}
+
+func (s *sourceFlags) validate() error {
+	if s.file != "" && s.example {
+		return fmt.Errorf("--filename and --example cannot be used together")
+	}
+	return nil
+}
+
+// complete defaults --node-name to the example's node when --example is used.
+func (s *sourceFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
+	if s.example && !cmd.Flags().Changed("node-name") {
+		p.NodeName = examples.NodeName
+	}
+}
+
+// load returns the snapshot from the chosen source, printing its warnings.
+func (c *common) load(ctx context.Context, s *sourceFlags) (*cluster.Snapshot, error) {
+	var snap *cluster.Snapshot
+	var err error
+	switch {
+	case s.example:
+		snap, err = cluster.Decode("example", examples.Snapshot)
+	case s.file != "":
+		snap, err = cluster.LoadFile(s.file, c.streams.In)
+	default:
+		snap, err = c.fromAPI(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range snap.Warnings {
+		c.warnf("%s", w)
+	}
+	return snap, nil
+}
+
+func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
+	restConfig, err := c.configFlags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return cluster.FromAPI(ctx, client, c.proxy.NodeName)
+}
+
+// tables builds the node-local service tables, printing warnings.
+func (c *common) tables(snap *cluster.Snapshot) (*cluster.Tables, error) {
+	cfg, err := c.proxy.ClusterConfig()
+	if err != nil {
+		return nil, err
+	}
+	tables, warnings, err := cluster.Build(snap, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		c.warnf("%s", w)
+	}
+	return tables, nil
+}

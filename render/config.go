@@ -1,0 +1,231 @@
+// Package render turns a node-local cluster.ServiceTable and a Config into
+// the desired ruleset of one proxy mode. Every function here is pure: no
+// clients, no exec, no clock, no randomness. The same inputs always give the
+// same ruleset, byte for byte.
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+)
+
+// DetectLocalMode says how "traffic from a local pod" is recognised, as
+// kube-proxy's --detect-local-mode.
+type DetectLocalMode string
+
+const (
+	LocalModeClusterCIDR         DetectLocalMode = "ClusterCIDR"
+	LocalModeNodeCIDR            DetectLocalMode = "NodeCIDR"
+	LocalModeBridgeInterface     DetectLocalMode = "BridgeInterface"
+	LocalModeInterfaceNamePrefix DetectLocalMode = "InterfaceNamePrefix"
+)
+
+// Keywords accepted in NodePortAddresses besides CIDRs (kube-proxy v1.37).
+const (
+	NodePortPrimary   = "primary"
+	NodePortLocalhost = "localhost"
+	NodePortAll       = "all"
+)
+
+// Config holds the node-level proxy settings that shape the rules, named
+// after kube-proxy's KubeProxyConfiguration fields.
+type Config struct {
+	// ClusterCIDRs are the pod ranges (--cluster-cidr), one per family at most.
+	ClusterCIDRs []netip.Prefix `json:"clusterCIDRs,omitempty"`
+	// DetectLocalMode defaults to ClusterCIDR.
+	DetectLocalMode     DetectLocalMode `json:"detectLocalMode,omitempty"`
+	BridgeInterface     string          `json:"bridgeInterface,omitempty"`
+	InterfaceNamePrefix string          `json:"interfaceNamePrefix,omitempty"`
+	// MasqueradeAll masquerades all traffic sent to a ClusterIP.
+	MasqueradeAll bool `json:"masqueradeAll,omitempty"`
+	// MasqueradeBit is the fwmark bit that marks packets for SNAT (default 14).
+	MasqueradeBit int `json:"masqueradeBit"`
+	// NodePortAddresses are CIDRs or the keywords primary, localhost and all.
+	// Empty means all addresses in iptables mode and "primary" in nftables mode.
+	NodePortAddresses []string `json:"nodePortAddresses,omitempty"`
+	// LocalhostNodePorts lets NodePorts answer on 127.0.0.1 (iptables, IPv4).
+	LocalhostNodePorts bool `json:"localhostNodePorts"`
+	// HostAddresses are the node's local interface addresses, against which
+	// NodePortAddresses CIDRs are expanded. Empty means the node IPs plus loopback.
+	HostAddresses []netip.Addr `json:"hostAddresses,omitempty"`
+	// ConntrackTCPBeLiberal mirrors the nf_conntrack_tcp_be_liberal sysctl:
+	// when set, no rule drops conntrack-INVALID packets.
+	ConntrackTCPBeLiberal bool `json:"conntrackTCPBeLiberal,omitempty"`
+	// NFAcct adds kube-proxy's nfacct metric matches; loading them needs the
+	// nfacct objects to exist in the kernel.
+	NFAcct bool `json:"nfacct,omitempty"`
+}
+
+// DefaultConfig returns kube-proxy's defaults.
+func DefaultConfig() Config {
+	return Config{
+		DetectLocalMode:    LocalModeClusterCIDR,
+		MasqueradeBit:      14,
+		LocalhostNodePorts: true,
+	}
+}
+
+// Validate checks the settings that the renderers rely on.
+func (c *Config) Validate() error {
+	if c.MasqueradeBit < 0 || c.MasqueradeBit > 31 {
+		return fmt.Errorf("masqueradeBit %d: must be in 0..31", c.MasqueradeBit)
+	}
+	switch c.DetectLocalMode {
+	case "", LocalModeClusterCIDR, LocalModeNodeCIDR:
+	case LocalModeBridgeInterface:
+		if c.BridgeInterface == "" {
+			return fmt.Errorf("detectLocalMode %s needs bridgeInterface", c.DetectLocalMode)
+		}
+	case LocalModeInterfaceNamePrefix:
+		if c.InterfaceNamePrefix == "" {
+			return fmt.Errorf("detectLocalMode %s needs interfaceNamePrefix", c.DetectLocalMode)
+		}
+	default:
+		return fmt.Errorf("detectLocalMode %q: must be ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix", c.DetectLocalMode)
+	}
+	for _, a := range c.NodePortAddresses {
+		switch a {
+		case NodePortPrimary, NodePortLocalhost, NodePortAll:
+			continue
+		}
+		if _, err := netip.ParsePrefix(a); err != nil {
+			return fmt.Errorf("nodePortAddresses: %q is neither a CIDR nor primary, localhost or all", a)
+		}
+	}
+	return nil
+}
+
+// masqueradeMark is the mark value, spelled as iptables-save prints it.
+func (c *Config) masqueradeMark() string {
+	return fmt.Sprintf("%#x", uint32(1)<<c.MasqueradeBit)
+}
+
+// localDetector recognises pod-originated traffic, in one family.
+type localDetector struct {
+	cidr      netip.Prefix // ClusterCIDR / NodeCIDR modes
+	iface     string       // BridgeInterface / InterfaceNamePrefix modes ("veth+")
+	available bool
+}
+
+func (c *Config) localDetector(t *cluster.ServiceTable) localDetector {
+	switch c.DetectLocalMode {
+	case LocalModeBridgeInterface:
+		return localDetector{iface: c.BridgeInterface, available: true}
+	case LocalModeInterfaceNamePrefix:
+		return localDetector{iface: c.InterfaceNamePrefix + "+", available: true}
+	case LocalModeNodeCIDR:
+		if len(t.Node.PodCIDRs) > 0 {
+			return localDetector{cidr: t.Node.PodCIDRs[0], available: true}
+		}
+		return localDetector{}
+	}
+	for _, p := range c.ClusterCIDRs {
+		if familyOfPrefix(p) == t.Family {
+			return localDetector{cidr: p.Masked(), available: true}
+		}
+	}
+	return localDetector{}
+}
+
+func familyOfPrefix(p netip.Prefix) cluster.Family { return cluster.FamilyOf(p.Addr()) }
+
+// nodePorts is NodePortAddresses resolved for one family, as kube-proxy's
+// NodePortAddresses type resolves it.
+type nodePorts struct {
+	matchAll             bool
+	containsIPv4Loopback bool
+	cidrs                []netip.Prefix
+	ips                  []netip.Addr // host addresses inside cidrs, sorted
+}
+
+// resolveNodePorts expands keywords, keeps the family's CIDRs and matches
+// them against the host's addresses. defaultKeyword applies when the list is
+// empty ("all" for iptables, "primary" for nftables).
+func (c *Config) resolveNodePorts(t *cluster.ServiceTable, defaultKeyword string) nodePorts {
+	raw := c.NodePortAddresses
+	if len(raw) == 0 {
+		raw = []string{defaultKeyword}
+	}
+	var np nodePorts
+	for _, s := range raw {
+		for _, p := range expandNodePortKeyword(s, t.Node.IPs) {
+			if familyOfPrefix(p) == t.Family {
+				np.cidrs = append(np.cidrs, p.Masked())
+			}
+		}
+	}
+	if len(np.cidrs) == 0 {
+		np.cidrs = []netip.Prefix{zeroPrefix(t.Family)}
+	}
+	for _, p := range np.cidrs {
+		if p.Addr().Is4() && p.Contains(netip.AddrFrom4([4]byte{127, 0, 0, 1})) {
+			np.containsIPv4Loopback = true
+		}
+		if p.Bits() == 0 {
+			np.matchAll = true
+			np.cidrs = []netip.Prefix{p}
+			break
+		}
+	}
+	for _, a := range c.hostAddresses(t) {
+		for _, p := range np.cidrs {
+			if p.Contains(a) && !slices.Contains(np.ips, a) {
+				np.ips = append(np.ips, a)
+			}
+		}
+	}
+	slices.SortFunc(np.ips, func(a, b netip.Addr) int { return a.Compare(b) })
+	return np
+}
+
+func expandNodePortKeyword(s string, nodeIPs []netip.Addr) []netip.Prefix {
+	switch s {
+	case NodePortPrimary:
+		var out []netip.Prefix
+		for _, ip := range nodeIPs {
+			if !ip.IsLoopback() {
+				out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+				break
+			}
+		}
+		return out
+	case NodePortLocalhost:
+		return []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	case NodePortAll:
+		return []netip.Prefix{zeroPrefix(cluster.IPv4), zeroPrefix(cluster.IPv6)}
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return nil
+	}
+	return []netip.Prefix{p}
+}
+
+func zeroPrefix(f cluster.Family) netip.Prefix {
+	if f == cluster.IPv6 {
+		return netip.PrefixFrom(netip.IPv6Unspecified(), 0)
+	}
+	return netip.PrefixFrom(netip.IPv4Unspecified(), 0)
+}
+
+// hostAddresses returns the configured host addresses of the table's family,
+// or the node IPs plus loopback.
+func (c *Config) hostAddresses(t *cluster.ServiceTable) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range c.HostAddresses {
+		if cluster.FamilyOf(a) == t.Family {
+			out = append(out, a)
+		}
+	}
+	if len(c.HostAddresses) > 0 {
+		return out
+	}
+	out = append(out, t.Node.IPs...)
+	if t.Family == cluster.IPv6 {
+		return append(out, netip.IPv6Loopback())
+	}
+	return append(out, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+}

@@ -1,0 +1,257 @@
+package render
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// largeClusterEndpointsThreshold is kube-proxy's switch into "large cluster
+// mode", where per-endpoint comments are left out to keep the ruleset small.
+const largeClusterEndpointsThreshold = 1000
+
+// jumpRule is one rule from a built-in chain into a kube-proxy chain.
+type jumpRule struct {
+	table   ipt.TableName
+	from    string
+	to      string
+	comment string
+	ctNew   bool
+}
+
+// iptablesJumps is kube-proxy's list of jump rules in the order it ensures
+// them. Each is prepended to its built-in chain, so in the kernel a chain
+// lists them in the reverse order (see builtinJumps).
+var iptablesJumps = []jumpRule{
+	{ipt.Filter, "INPUT", ChainExternalServices, "kubernetes externally-visible service portals", true},
+	{ipt.Filter, "FORWARD", ChainExternalServices, "kubernetes externally-visible service portals", true},
+	{ipt.Filter, "INPUT", ChainNodePorts, "kubernetes health check service ports", false},
+	{ipt.Filter, "FORWARD", ChainServices, "kubernetes service portals", true},
+	{ipt.Filter, "OUTPUT", ChainServices, "kubernetes service portals", true},
+	{ipt.Filter, "FORWARD", ChainForward, "kubernetes forwarding rules", false},
+	{ipt.Filter, "INPUT", ChainProxyFirewall, "kubernetes load balancer firewall", true},
+	{ipt.Filter, "OUTPUT", ChainProxyFirewall, "kubernetes load balancer firewall", true},
+	{ipt.Filter, "FORWARD", ChainProxyFirewall, "kubernetes load balancer firewall", true},
+	{ipt.NAT, "OUTPUT", ChainServices, "kubernetes service portals", false},
+	{ipt.NAT, "PREROUTING", ChainServices, "kubernetes service portals", false},
+	{ipt.NAT, "POSTROUTING", ChainPostrouting, "kubernetes postrouting rules", false},
+	// kubelet's own firewall chain, which kube-proxy ensures too.
+	{ipt.Filter, "INPUT", ChainKubeletFirewall, "", false},
+	{ipt.Filter, "OUTPUT", ChainKubeletFirewall, "", false},
+}
+
+// Fixed chains of each table, declared by every sync.
+var (
+	filterChains = []string{ChainServices, ChainExternalServices, ChainForward, ChainNodePorts, ChainProxyFirewall, ChainKubeletFirewall}
+	natChains    = []string{ChainServices, ChainNodePorts, ChainPostrouting, ChainMarkMasq}
+)
+
+func (j jumpRule) rule() ipt.Rule {
+	b := ipt.NewBuilder()
+	if j.ctNew {
+		b.Match("conntrack", "--ctstate NEW")
+	}
+	if j.comment != "" {
+		b.Comment(j.comment)
+	}
+	return b.Jump(j.to).Rule()
+}
+
+// iptablesState accumulates the chains of one render.
+type iptablesState struct {
+	t      *cluster.ServiceTable
+	cfg    *Config
+	v6     bool
+	mark   string
+	local  localDetector
+	np     nodePorts
+	lhNP   bool // localhost NodePorts in effect
+	large  bool
+	filter map[string]*ipt.Chain
+	nat    map[string]*ipt.Chain
+}
+
+// IPTables renders kube-proxy v1.37's iptables-mode ruleset for one family:
+// the filter and nat tables, with the jump rules from the built-in chains.
+// Per-service rules in the dispatch chains (KUBE-SERVICES, KUBE-NODEPORTS,
+// KUBE-EXTERNAL-SERVICES, KUBE-PROXY-FIREWALL) follow the table's order:
+// by "namespace/name:port", then protocol. kube-proxy's own order there is
+// Go map order.
+func IPTables(t *cluster.ServiceTable, cfg Config) *ipt.Ruleset {
+	s := newIPTablesState(t, &cfg)
+	s.writeFixedRules()
+	for i := range t.Ports {
+		s.writeServicePort(&t.Ports[i])
+	}
+	s.writeTrailingRules()
+	return s.ruleset()
+}
+
+func newIPTablesState(t *cluster.ServiceTable, cfg *Config) *iptablesState {
+	s := &iptablesState{
+		t:      t,
+		cfg:    cfg,
+		v6:     t.Family == cluster.IPv6,
+		mark:   cfg.masqueradeMark(),
+		local:  cfg.localDetector(t),
+		np:     cfg.resolveNodePorts(t, NodePortAll),
+		filter: map[string]*ipt.Chain{},
+		nat:    map[string]*ipt.Chain{},
+	}
+	s.lhNP = cfg.LocalhostNodePorts && s.np.containsIPv4Loopback && !s.v6
+	total := 0
+	for i := range t.Ports {
+		total += len(t.Ports[i].AllEndpoints)
+	}
+	s.large = total > largeClusterEndpointsThreshold
+	for _, c := range filterChains {
+		s.filter[c] = &ipt.Chain{Name: c, Policy: "-"}
+	}
+	for _, c := range natChains {
+		s.nat[c] = &ipt.Chain{Name: c, Policy: "-"}
+	}
+	return s
+}
+
+func appendRule(m map[string]*ipt.Chain, chain string, r ipt.Rule) {
+	c := m[chain]
+	if c == nil {
+		c = &ipt.Chain{Name: chain, Policy: "-"}
+		m[chain] = c
+	}
+	c.Rules = append(c.Rules, r)
+}
+
+func (s *iptablesState) addFilter(chain string, b *ipt.Builder) {
+	appendRule(s.filter, chain, b.Rule())
+}
+func (s *iptablesState) addNAT(chain string, b *ipt.Builder) { appendRule(s.nat, chain, b.Rule()) }
+
+// declareNAT creates an (empty) nat chain.
+func (s *iptablesState) declareNAT(chain string) {
+	if s.nat[chain] == nil {
+		s.nat[chain] = &ipt.Chain{Name: chain, Policy: "-"}
+	}
+}
+
+func (s *iptablesState) hostPrefix(a netip.Addr) netip.Prefix { return netip.PrefixFrom(a, a.BitLen()) }
+
+func (s *iptablesState) loopback() netip.Prefix {
+	if s.v6 {
+		return netip.MustParsePrefix("::1/128")
+	}
+	return netip.MustParsePrefix("127.0.0.0/8")
+}
+
+// writeFixedRules writes KUBE-POSTROUTING, KUBE-MARK-MASQ and KUBE-FIREWALL.
+func (s *iptablesState) writeFixedRules() {
+	markMask := s.mark + "/" + s.mark
+	s.addNAT(ChainPostrouting, ipt.NewBuilder().Match("mark", "! --mark "+markMask).Jump("RETURN"))
+	s.addNAT(ChainPostrouting, ipt.NewBuilder().Jump("MARK", "--set-xmark "+s.mark+"/0x0"))
+	s.addNAT(ChainPostrouting, ipt.NewBuilder().Comment("kubernetes service traffic requiring SNAT").Jump("MASQUERADE", "--random-fully"))
+	s.addNAT(ChainMarkMasq, ipt.NewBuilder().Jump("MARK", "--set-xmark "+markMask))
+	if s.lhNP {
+		lo := s.loopback()
+		s.addFilter(ChainKubeletFirewall, ipt.NewBuilder().
+			Source(lo, true).Dest(lo, false).
+			Comment("block incoming localnet connections").
+			Match("conntrack", "! --ctstate RELATED,ESTABLISHED,DNAT").
+			Jump("DROP"))
+	}
+}
+
+// writeTrailingRules writes the NodePort tail-call of KUBE-SERVICES and the
+// KUBE-FORWARD rules, which come after all per-service rules.
+func (s *iptablesState) writeTrailingRules() {
+	const comment = "kubernetes service nodeports; NOTE: this must be the last rule in this chain"
+	if s.np.matchAll {
+		b := ipt.NewBuilder()
+		if s.v6 || !s.lhNP {
+			b.Dest(s.loopback(), true)
+		}
+		s.addNAT(ChainServices, b.Comment(comment).Match("addrtype", "--dst-type LOCAL").Jump(ChainNodePorts))
+	} else {
+		for _, ip := range s.np.ips {
+			if ip.IsLoopback() && (s.v6 || !s.lhNP) {
+				continue
+			}
+			s.addNAT(ChainServices, ipt.NewBuilder().Dest(s.hostPrefix(ip), false).Comment(comment).Jump(ChainNodePorts))
+		}
+	}
+	if !s.cfg.ConntrackTCPBeLiberal {
+		b := ipt.NewBuilder().Match("conntrack", "--ctstate INVALID")
+		if s.cfg.NFAcct {
+			b.Match("nfacct", "--nfacct-name  ct_state_invalid_dropped_pkts")
+		}
+		s.addFilter(ChainForward, b.Jump("DROP"))
+	}
+	markMask := s.mark + "/" + s.mark
+	s.addFilter(ChainForward, ipt.NewBuilder().Comment("kubernetes forwarding rules").Match("mark", "--mark "+markMask).Jump("ACCEPT"))
+	s.addFilter(ChainForward, ipt.NewBuilder().Comment("kubernetes forwarding conntrack rule").Match("conntrack", "--ctstate RELATED,ESTABLISHED").Jump("ACCEPT"))
+}
+
+// ruleset assembles the tables: built-in chains with their jump rules
+// first, then every other chain sorted by name.
+func (s *iptablesState) ruleset() *ipt.Ruleset {
+	return &ipt.Ruleset{
+		Family: s.t.Family,
+		Tables: []*ipt.Table{
+			assembleTable(ipt.Filter, s.filter),
+			assembleTable(ipt.NAT, s.nat),
+		},
+	}
+}
+
+func assembleTable(name ipt.TableName, chains map[string]*ipt.Chain) *ipt.Table {
+	t := &ipt.Table{Name: name}
+	for _, b := range BuiltinJumps(name) {
+		t.Chains = append(t.Chains, b)
+	}
+	custom := make([]*ipt.Chain, 0, len(chains))
+	for _, c := range chains {
+		custom = append(custom, c)
+	}
+	slices.SortFunc(custom, func(a, b *ipt.Chain) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	t.Chains = append(t.Chains, custom...)
+	return t
+}
+
+// BuiltinJumps returns, for one table, the built-in chains that hold
+// kube-proxy's jump rules, each with those rules in kernel order. The chains'
+// policies are not owned and are given as "-".
+func BuiltinJumps(table ipt.TableName) []*ipt.Chain {
+	var out []*ipt.Chain
+	for _, name := range builtinOrder(table) {
+		c := &ipt.Chain{Name: name, Policy: "-"}
+		for i := len(iptablesJumps) - 1; i >= 0; i-- {
+			j := iptablesJumps[i]
+			if j.table == table && j.from == name {
+				c.Rules = append(c.Rules, j.rule())
+			}
+		}
+		if len(c.Rules) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func builtinOrder(table ipt.TableName) []string {
+	if table == ipt.NAT {
+		return []string{"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"}
+	}
+	return []string{"INPUT", "FORWARD", "OUTPUT"}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

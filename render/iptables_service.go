@@ -1,0 +1,300 @@
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// svcPlan is what kube-proxy's syncProxyRules decides for one service port
+// before it writes any rule.
+type svcPlan struct {
+	sp       *cluster.ServicePort
+	name     string // "ns/svc:port"
+	proto    string // "tcp"
+	chains   servicePortChains
+	internal string // chain internal traffic goes to
+	external string // the EXT chain
+	lbTarget string // EXT, or FW when source ranges apply
+
+	usesCluster, usesLocal, usesExternal, usesFW bool
+	hasEndpoints, hasInternal, hasExternal       bool
+
+	internalFilterTarget, internalFilterComment string
+	externalFilterTarget, externalFilterComment string
+}
+
+func planServicePort(sp *cluster.ServicePort) *svcPlan {
+	p := &svcPlan{sp: sp, name: sp.Name.String(), proto: sp.Name.Protocol.Lower(), chains: chainsFor(sp.Name)}
+	p.hasEndpoints = sp.HasEndpoints
+	p.usesCluster = len(sp.ClusterEndpoints) > 0 && sp.UsesClusterEndpoints()
+	p.usesLocal = len(sp.LocalEndpoints) > 0 && sp.UsesLocalEndpoints()
+
+	p.internal, p.hasInternal = p.chains.cluster, p.hasEndpoints
+	if sp.InternalPolicyLocal {
+		p.internal = p.chains.local
+		p.hasInternal = p.hasInternal && len(sp.LocalEndpoints) > 0
+	}
+	p.hasExternal = p.hasEndpoints
+	if sp.ExternalPolicyLocal && len(sp.LocalEndpoints) == 0 {
+		p.hasExternal = false
+	}
+	p.external = p.chains.external
+	p.usesExternal = p.hasEndpoints && sp.ExternallyAccessible()
+	p.lbTarget = p.external
+	p.usesFW = p.hasEndpoints && len(sp.LoadBalancerVIPs) > 0 && len(sp.LoadBalancerSourceRanges) > 0
+	if p.usesFW {
+		p.lbTarget = p.chains.firewall
+	}
+
+	if !p.hasEndpoints {
+		p.internalFilterTarget, p.internalFilterComment = "REJECT", p.name+" has no endpoints"
+		p.externalFilterTarget, p.externalFilterComment = "REJECT", p.name+" has no endpoints"
+		return p
+	}
+	if !p.hasInternal {
+		p.internalFilterTarget, p.internalFilterComment = "DROP", p.name+" has no local endpoints"
+	}
+	if !p.hasExternal {
+		p.externalFilterTarget, p.externalFilterComment = "DROP", p.name+" has no local endpoints"
+	}
+	return p
+}
+
+// externalPolicyChain is the chain that external traffic finally reaches.
+func (p *svcPlan) externalPolicyChain() string {
+	if p.sp.ExternalPolicyLocal {
+		return p.chains.local
+	}
+	return p.chains.cluster
+}
+
+func (s *iptablesState) writeServicePort(sp *cluster.ServicePort) {
+	p := planServicePort(sp)
+	s.writeDispatch(p)
+	s.writeNodePorts(p)
+	s.writeInternalChain(p)
+	s.writeExternalChain(p)
+	s.writeFirewallChain(p)
+	if p.usesCluster {
+		s.writeEndpointDispatch(p, p.chains.cluster, sp.ClusterEndpoints)
+	}
+	if p.usesLocal {
+		s.writeEndpointDispatch(p, p.chains.local, sp.LocalEndpoints)
+	}
+	for _, ep := range sp.ReachableEndpoints {
+		s.writeEndpointChain(p, ep)
+	}
+}
+
+// dest starts a rule matching "-d addr -p proto ... --dport port" with comment.
+func (s *iptablesState) dest(p *svcPlan, addr netip.Addr, port int32, comment string) *ipt.Builder {
+	return ipt.NewBuilder().DestAddr(addr).Protocol(p.proto).Comment(comment).DPort(p.proto, port)
+}
+
+func (s *iptablesState) rejectTarget(b *ipt.Builder, target string) *ipt.Builder {
+	if target != "REJECT" {
+		return b.Jump(target)
+	}
+	if s.v6 {
+		return b.Jump("REJECT", "--reject-with icmp6-port-unreachable")
+	}
+	return b.Jump("REJECT", "--reject-with icmp-port-unreachable")
+}
+
+// writeDispatch writes the KUBE-SERVICES, KUBE-EXTERNAL-SERVICES and
+// KUBE-PROXY-FIREWALL rules for the ClusterIP, external IPs and LB IPs.
+func (s *iptablesState) writeDispatch(p *svcPlan) {
+	sp := p.sp
+	if p.hasInternal {
+		s.addNAT(ChainServices, s.dest(p, sp.ClusterIP, sp.Port, p.name+" cluster IP").Jump(p.internal))
+	} else {
+		s.addFilter(ChainServices, s.rejectTarget(s.dest(p, sp.ClusterIP, sp.Port, p.internalFilterComment), p.internalFilterTarget))
+	}
+	for _, ip := range sp.ExternalIPs {
+		if p.hasEndpoints {
+			s.addNAT(ChainServices, s.dest(p, ip, sp.Port, p.name+" external IP").Jump(p.external))
+		}
+		if !p.hasExternal {
+			s.addFilter(ChainExternalServices, s.rejectTarget(s.dest(p, ip, sp.Port, p.externalFilterComment), p.externalFilterTarget))
+		}
+	}
+	for _, ip := range sp.LoadBalancerVIPs {
+		if p.hasEndpoints {
+			s.addNAT(ChainServices, s.dest(p, ip, sp.Port, p.name+" loadbalancer IP").Jump(p.lbTarget))
+		}
+		if p.usesFW {
+			comment := fmt.Sprintf("%s traffic not accepted by %s", p.name, p.chains.firewall)
+			s.addFilter(ChainProxyFirewall, s.dest(p, ip, sp.Port, comment).Jump("DROP"))
+		}
+	}
+	if !p.hasExternal {
+		for _, ip := range sp.LoadBalancerVIPs {
+			s.addFilter(ChainExternalServices, s.rejectTarget(s.dest(p, ip, sp.Port, p.externalFilterComment), p.externalFilterTarget))
+		}
+	}
+}
+
+// writeNodePorts writes the KUBE-NODEPORTS and health-check rules.
+func (s *iptablesState) writeNodePorts(p *svcPlan) {
+	sp := p.sp
+	if sp.NodePort != 0 {
+		if p.hasEndpoints {
+			if s.lhNP && s.cfg.NFAcct {
+				s.addNAT(ChainNodePorts, ipt.NewBuilder().Dest(s.loopback(), false).Protocol(p.proto).
+					Comment(p.name).DPort(p.proto, sp.NodePort).
+					Match("nfacct", "--nfacct-name  localhost_nps_accepted_pkts").Jump(p.external))
+			}
+			s.addNAT(ChainNodePorts, ipt.NewBuilder().Protocol(p.proto).Comment(p.name).DPort(p.proto, sp.NodePort).Jump(p.external))
+		}
+		if !p.hasExternal {
+			b := ipt.NewBuilder().Protocol(p.proto).Comment(p.externalFilterComment).
+				Match("addrtype", "--dst-type LOCAL").DPort(p.proto, sp.NodePort)
+			s.addFilter(ChainExternalServices, s.rejectTarget(b, p.externalFilterTarget))
+		}
+	}
+	if sp.HealthCheckNodePort != 0 {
+		s.addFilter(ChainNodePorts, ipt.NewBuilder().Protocol("tcp").Comment(p.name+" health check node port").
+			DPort("tcp", sp.HealthCheckNodePort).Jump("ACCEPT"))
+	}
+}
+
+// writeInternalChain writes the masquerade rule at the head of the chain
+// that ClusterIP traffic enters.
+func (s *iptablesState) writeInternalChain(p *svcPlan) {
+	if !p.hasInternal {
+		return
+	}
+	b := s.dest(p, p.sp.ClusterIP, p.sp.Port, p.name+" cluster IP")
+	switch {
+	case s.cfg.MasqueradeAll:
+	case s.local.available:
+		s.local.ifNotLocal(b)
+	default:
+		return
+	}
+	s.addNAT(p.internal, b.Jump(ChainMarkMasq))
+}
+
+func (d localDetector) ifNotLocal(b *ipt.Builder) *ipt.Builder {
+	if d.iface != "" {
+		return b.InInterface(d.iface, true)
+	}
+	return b.Source(d.cidr, true)
+}
+
+func (d localDetector) ifLocal(b *ipt.Builder) *ipt.Builder {
+	if d.iface != "" {
+		return b.InInterface(d.iface, false)
+	}
+	return b.Source(d.cidr, false)
+}
+
+// writeExternalChain writes the KUBE-EXT chain: masquerade or short-circuit,
+// then the jump to the external policy chain.
+func (s *iptablesState) writeExternalChain(p *svcPlan) {
+	if !p.usesExternal {
+		return
+	}
+	ext := p.external
+	s.declareNAT(ext)
+	if !p.sp.ExternalPolicyLocal {
+		s.addNAT(ext, ipt.NewBuilder().Comment("masquerade traffic for "+p.name+" external destinations").Jump(ChainMarkMasq))
+	} else {
+		if s.local.available {
+			b := ipt.NewBuilder()
+			s.local.ifLocal(b)
+			s.addNAT(ext, b.Comment("pod traffic for "+p.name+" external destinations").Jump(p.chains.cluster))
+		}
+		s.addNAT(ext, ipt.NewBuilder().Comment("masquerade LOCAL traffic for "+p.name+" external destinations").
+			Match("addrtype", "--src-type LOCAL").Jump(ChainMarkMasq))
+		s.addNAT(ext, ipt.NewBuilder().Comment("route LOCAL traffic for "+p.name+" external destinations").
+			Match("addrtype", "--src-type LOCAL").Jump(p.chains.cluster))
+	}
+	if p.hasExternal {
+		s.addNAT(ext, ipt.NewBuilder().Jump(p.externalPolicyChain()))
+	}
+}
+
+// writeFirewallChain writes the KUBE-FW chain for loadBalancerSourceRanges.
+func (s *iptablesState) writeFirewallChain(p *svcPlan) {
+	if !p.usesFW {
+		return
+	}
+	fw := p.chains.firewall
+	s.declareNAT(fw)
+	comment := p.name + " loadbalancer IP"
+	allowFromNode := false
+	for _, cidr := range p.sp.LoadBalancerSourceRanges {
+		s.addNAT(fw, ipt.NewBuilder().Source(cidr, false).Comment(comment).Jump(p.external))
+		if len(s.t.Node.IPs) > 0 && cidr.Contains(s.t.Node.IPs[0]) {
+			allowFromNode = true
+		}
+	}
+	if allowFromNode {
+		for _, ip := range p.sp.LoadBalancerVIPs {
+			s.addNAT(fw, ipt.NewBuilder().Source(s.hostPrefix(ip), false).Comment(comment).Jump(p.external))
+		}
+	}
+	s.addNAT(fw, ipt.NewBuilder().Comment("other traffic to "+p.name+" will be dropped by KUBE-PROXY-FIREWALL"))
+}
+
+// writeEndpointDispatch fills a KUBE-SVC or KUBE-SVL chain: affinity checks
+// first, then one random-probability jump per endpoint.
+func (s *iptablesState) writeEndpointDispatch(p *svcPlan, chain string, eps []cluster.Endpoint) {
+	s.declareNAT(chain)
+	if p.sp.SessionAffinity() {
+		for _, ep := range eps {
+			sep := endpointChain(p.sp.Name, ep)
+			b := s.comment(ipt.NewBuilder(), p.name+" -> "+ep.String())
+			b.Match("recent", "--rcheck --seconds "+itoa(p.sp.AffinityTimeoutSeconds)+" --reap --name "+sep+" "+s.recentMask()+" --rsource")
+			s.addNAT(chain, b.Jump(sep))
+		}
+	}
+	n := len(eps)
+	for i, ep := range eps {
+		b := s.comment(ipt.NewBuilder(), p.name+" -> "+ep.String())
+		if i < n-1 {
+			b.Probability(oneIn(n - i))
+		}
+		s.addNAT(chain, b.Jump(endpointChain(p.sp.Name, ep)))
+	}
+}
+
+// writeEndpointChain writes one KUBE-SEP chain: hairpin masquerade, affinity
+// bookkeeping and the DNAT.
+func (s *iptablesState) writeEndpointChain(p *svcPlan, ep cluster.Endpoint) {
+	sep := endpointChain(p.sp.Name, ep)
+	s.declareNAT(sep)
+	s.addNAT(sep, s.comment(ipt.NewBuilder().SourceAddr(ep.IP), p.name).Jump(ChainMarkMasq))
+	b := s.comment(ipt.NewBuilder().Protocol(p.proto), p.name)
+	if p.sp.SessionAffinity() {
+		b.Match("recent", "--set --name "+sep+" "+s.recentMask()+" --rsource")
+	}
+	s.addNAT(sep, b.ProtoMatch(p.proto).Jump("DNAT", "--to-destination "+ep.String()))
+}
+
+// comment adds a per-endpoint comment unless the cluster is large.
+func (s *iptablesState) comment(b *ipt.Builder, text string) *ipt.Builder {
+	if s.large {
+		return b
+	}
+	return b.Comment(text)
+}
+
+func (s *iptablesState) recentMask() string {
+	if s.v6 {
+		return "--mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+	}
+	return "--mask 255.255.255.255"
+}
+
+// oneIn returns 1/n as kube-proxy passes it to iptables: formatted with ten
+// decimals, then parsed back.
+func oneIn(n int) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(1/float64(n), 'f', 10, 64), 64)
+	return f
+}

@@ -1,0 +1,94 @@
+package render_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// requireRoot skips kernel tests where they cannot run.
+func requireRoot(t *testing.T, tools ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("kernel test: needs root to create a network namespace (CI runs it as root)")
+	}
+	for _, tool := range append([]string{"unshare"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("kernel test: %s not installed (hack/install-deps.sh installs it)", tool)
+		}
+	}
+}
+
+// kernelRoundTrip loads text with iptables-restore into a fresh network
+// namespace that lives only as long as the command, and returns what
+// iptables-save then prints.
+func kernelRoundTrip(t *testing.T, backend string, family cluster.Family, text string) *ipt.Ruleset {
+	t.Helper()
+	bin := "iptables"
+	if family == cluster.IPv6 {
+		bin = "ip6tables"
+	}
+	script := bin + "-" + backend + "-restore && " + bin + "-" + backend + "-save"
+	cmd := exec.Command("unshare", "--net", "sh", "-c", script)
+	cmd.Stdin = strings.NewReader(text)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v: %s\ninput:\n%s", script, err, stderr.String(), text)
+	}
+	rs, err := ipt.Parse(out, family)
+	if err != nil {
+		t.Fatalf("parse %s output: %v", bin+"-save", err)
+	}
+	return rs
+}
+
+// TestGoldenIPTablesKernelRoundTrip loads every golden case into the real
+// kernel with both iptables backends and checks that iptables-save gives
+// back exactly the rendered rules: the renderer writes the kernel's own
+// canonical spelling, which is what makes an exact plan possible.
+func TestGoldenIPTablesKernelRoundTrip(t *testing.T) {
+	requireRoot(t, "iptables-legacy-restore", "iptables-nft-restore")
+	for _, gc := range loadGoldenCases(t) {
+		sets, _ := gc.renderIPTables(t, gc.input)
+		for _, backend := range []string{"legacy", "nft"} {
+			t.Run(gc.name+"/"+backend, func(t *testing.T) {
+				for _, rs := range sets {
+					got := kernelRoundTrip(t, backend, rs.Family, rs.String())
+					assertKernelHolds(t, rs, got)
+				}
+			})
+		}
+	}
+}
+
+// assertKernelHolds checks that every rendered chain is in the dump with
+// exactly its rules (built-in chain policies aside).
+func assertKernelHolds(t *testing.T, rendered, dump *ipt.Ruleset) {
+	t.Helper()
+	for _, rt := range rendered.Tables {
+		dt := dump.Table(rt.Name)
+		if dt == nil {
+			t.Errorf("table %s missing after restore", rt.Name)
+			continue
+		}
+		for _, rc := range rt.Chains {
+			dc := dt.Chain(rc.Name)
+			if dc == nil {
+				t.Errorf("%s/%s missing after restore", rt.Name, rc.Name)
+				continue
+			}
+			if diff := cmp.Diff(rc.Rules, dc.Rules); diff != "" {
+				t.Errorf("%s %s/%s: kernel spells it differently (-rendered +kernel):\n%s", rendered.Family, rt.Name, rc.Name, diff)
+			}
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package iptables
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+)
+
+// Encode writes rs in iptables-save format: for each table a "*name" line,
+// the chain lines with "[0:0]" counters, the rules grouped by chain, and
+// COMMIT. The output is valid iptables-restore input.
+func (rs *Ruleset) Encode(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, t := range rs.Tables {
+		t.encode(bw)
+	}
+	return bw.Flush()
+}
+
+func (t *Table) encode(w *bufio.Writer) {
+	w.WriteString("*" + string(t.Name) + "\n")
+	for _, c := range t.Chains {
+		w.WriteString(":" + c.Name + " " + c.Policy + " [0:0]\n")
+	}
+	for _, c := range t.Chains {
+		for _, r := range c.Rules {
+			w.WriteString("-A " + c.Name + " " + string(r) + "\n")
+		}
+	}
+	w.WriteString("COMMIT\n")
+}
+
+// String returns the iptables-save text of rs.
+func (rs *Ruleset) String() string {
+	var b bytes.Buffer
+	_ = rs.Encode(&b)
+	return b.String()
+}
+
+// ParseError reports a line of iptables-save text that could not be read.
+type ParseError struct {
+	Line int
+	Text string
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, e.Text)
+}
+
+// Parse reads iptables-save output (or iptables-restore input of the same
+// shape) into a Ruleset of the given family. Comment lines and counters are
+// ignored. Chains keep the order of their ":" lines; Sort puts them into
+// iptables-save order.
+func Parse(data []byte, family cluster.Family) (*Ruleset, error) {
+	rs := &Ruleset{Family: family}
+	var cur *Table
+	lineNo := 0
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		lineNo++
+		if err := parseLine(rs, &cur, line, lineNo); err != nil {
+			return nil, err
+		}
+	}
+	if cur != nil {
+		return nil, &ParseError{Line: lineNo, Msg: "missing COMMIT for table " + string(cur.Name)}
+	}
+	return rs, nil
+}
+
+func parseLine(rs *Ruleset, cur **Table, raw []byte, lineNo int) error {
+	line := strings.TrimRight(string(raw), " \r")
+	perr := func(msg string) error { return &ParseError{Line: lineNo, Text: line, Msg: msg} }
+	if line == "" || line[0] == '#' {
+		return nil
+	}
+	switch {
+	case line[0] == '*':
+		if *cur != nil {
+			return perr("table started before COMMIT of " + string((*cur).Name))
+		}
+		name := TableName(line[1:])
+		if name == "" {
+			return perr("empty table name")
+		}
+		if rs.Table(name) != nil {
+			return perr("table listed twice")
+		}
+		*cur = &Table{Name: name}
+		rs.Tables = append(rs.Tables, *cur)
+	case line == "COMMIT":
+		if *cur == nil {
+			return perr("COMMIT outside a table")
+		}
+		*cur = nil
+	case line[0] == ':':
+		if *cur == nil {
+			return perr("chain outside a table")
+		}
+		f := strings.Fields(line[1:])
+		if len(f) < 2 {
+			return perr("chain line needs a name and a policy")
+		}
+		if (*cur).Chain(f[0]) != nil {
+			return perr("chain declared twice")
+		}
+		(*cur).Chains = append((*cur).Chains, &Chain{Name: f[0], Policy: f[1]})
+	default:
+		return parseRule(*cur, stripCounters(line), perr)
+	}
+	return nil
+}
+
+func parseRule(t *Table, line string, perr func(string) error) error {
+	if t == nil {
+		return perr("rule outside a table")
+	}
+	if !strings.HasPrefix(line, "-A ") {
+		return perr("expected -A, a chain line, a table or COMMIT")
+	}
+	rest := line[3:]
+	name, spec, _ := strings.Cut(rest, " ")
+	c := t.Chain(name)
+	if c == nil {
+		return perr("rule for undeclared chain " + name)
+	}
+	c.Rules = append(c.Rules, Rule(strings.TrimSpace(spec)))
+	return nil
+}
+
+// stripCounters removes a leading "[packets:bytes] " that iptables-save -c writes.
+func stripCounters(line string) string {
+	if strings.HasPrefix(line, "[") {
+		if i := strings.Index(line, "] "); i > 0 {
+			return line[i+2:]
+		}
+	}
+	return line
+}
+
+// Sort puts each table's chains into iptables-save order: built-in chains
+// in hook order, then user-defined chains by name. Rule order is kept.
+func (rs *Ruleset) Sort() {
+	for _, t := range rs.Tables {
+		builtins := builtinChains[t.Name]
+		rank := func(c *Chain) int {
+			if i := slices.Index(builtins, c.Name); i >= 0 {
+				return i
+			}
+			return len(builtins)
+		}
+		slices.SortStableFunc(t.Chains, func(a, b *Chain) int {
+			ra, rb := rank(a), rank(b)
+			if ra != rb {
+				return ra - rb
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+	}
+}
+
+// familyMarker starts each family's section when several rulesets share one text.
+const familyMarker = "# family: "
+
+// EncodeAll writes several rulesets, each after a "# family: IPv4" line.
+func EncodeAll(w io.Writer, sets []*Ruleset) error {
+	for _, rs := range sets {
+		if _, err := io.WriteString(w, familyMarker+string(rs.Family)+"\n"); err != nil {
+			return err
+		}
+		if err := rs.Encode(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseAll reads what EncodeAll writes. Text without a family line is read
+// as one IPv4 ruleset.
+func ParseAll(data []byte) ([]*Ruleset, error) {
+	var out []*Ruleset
+	family := cluster.IPv4
+	start, lineNo, startLine := 0, 0, 1
+	flush := func(end int) error {
+		section := data[start:end]
+		if len(bytes.TrimSpace(section)) == 0 {
+			return nil
+		}
+		rs, err := Parse(section, family)
+		if err != nil {
+			if pe, ok := err.(*ParseError); ok {
+				pe.Line += startLine - 1
+			}
+			return err
+		}
+		out = append(out, rs)
+		return nil
+	}
+	for pos := 0; pos < len(data); {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = pos + end + 1
+		}
+		lineNo++
+		line := string(bytes.TrimRight(data[pos:next], "\r\n"))
+		if strings.HasPrefix(line, familyMarker) {
+			if err := flush(pos); err != nil {
+				return nil, err
+			}
+			family = cluster.Family(strings.TrimSpace(strings.TrimPrefix(line, familyMarker)))
+			if family != cluster.IPv4 && family != cluster.IPv6 {
+				return nil, &ParseError{Line: lineNo, Text: line, Msg: "unknown family"}
+			}
+			start, startLine = next, lineNo+1
+		}
+		pos = next
+	}
+	if err := flush(len(data)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

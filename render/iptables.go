@@ -72,7 +72,14 @@ type iptablesState struct {
 	large  bool
 	filter map[string]*ipt.Chain
 	nat    map[string]*ipt.Chain
+
+	builder ipt.Builder
+	epNames map[netip.AddrPort]endpointNames
 }
+
+// rb returns the shared rule builder, emptied. Rules are composed one at a
+// time, so one builder serves the whole render.
+func (s *iptablesState) rb() *ipt.Builder { return s.builder.Reset() }
 
 // IPTables renders kube-proxy v1.37's iptables-mode ruleset for one family:
 // the filter and nat tables, with the jump rules from the built-in chains.
@@ -92,14 +99,15 @@ func IPTables(t *cluster.ServiceTable, cfg Config) *ipt.Ruleset {
 
 func newIPTablesState(t *cluster.ServiceTable, cfg *Config) *iptablesState {
 	s := &iptablesState{
-		t:      t,
-		cfg:    cfg,
-		v6:     t.Family == cluster.IPv6,
-		mark:   cfg.masqueradeMark(),
-		local:  cfg.localDetector(t),
-		np:     cfg.resolveNodePorts(t, NodePortAll),
-		filter: map[string]*ipt.Chain{},
-		nat:    map[string]*ipt.Chain{},
+		t:       t,
+		cfg:     cfg,
+		v6:      t.Family == cluster.IPv6,
+		mark:    cfg.masqueradeMark(),
+		local:   cfg.localDetector(t),
+		np:      cfg.resolveNodePorts(t, NodePortAll),
+		filter:  map[string]*ipt.Chain{},
+		nat:     map[string]*ipt.Chain{},
+		epNames: map[netip.AddrPort]endpointNames{},
 	}
 	s.lhNP = cfg.LocalhostNodePorts && s.np.containsIPv4Loopback && !s.v6
 	total := 0
@@ -149,13 +157,13 @@ func (s *iptablesState) loopback() netip.Prefix {
 // writeFixedRules writes KUBE-POSTROUTING, KUBE-MARK-MASQ and KUBE-FIREWALL.
 func (s *iptablesState) writeFixedRules() {
 	markMask := s.mark + "/" + s.mark
-	s.addNAT(ChainPostrouting, ipt.NewBuilder().Match("mark", "! --mark "+markMask).Jump("RETURN"))
-	s.addNAT(ChainPostrouting, ipt.NewBuilder().Jump("MARK", "--set-xmark "+s.mark+"/0x0"))
-	s.addNAT(ChainPostrouting, ipt.NewBuilder().Comment("kubernetes service traffic requiring SNAT").Jump("MASQUERADE", "--random-fully"))
-	s.addNAT(ChainMarkMasq, ipt.NewBuilder().Jump("MARK", "--set-xmark "+markMask))
+	s.addNAT(ChainPostrouting, s.rb().Match("mark", "! --mark "+markMask).Jump("RETURN"))
+	s.addNAT(ChainPostrouting, s.rb().Jump("MARK", "--set-xmark "+s.mark+"/0x0"))
+	s.addNAT(ChainPostrouting, s.rb().Comment("kubernetes service traffic requiring SNAT").Jump("MASQUERADE", "--random-fully"))
+	s.addNAT(ChainMarkMasq, s.rb().Jump("MARK", "--set-xmark "+markMask))
 	if s.lhNP {
 		lo := s.loopback()
-		s.addFilter(ChainKubeletFirewall, ipt.NewBuilder().
+		s.addFilter(ChainKubeletFirewall, s.rb().
 			Source(lo, true).Dest(lo, false).
 			Comment("block incoming localnet connections").
 			Match("conntrack", "! --ctstate RELATED,ESTABLISHED,DNAT").
@@ -168,7 +176,7 @@ func (s *iptablesState) writeFixedRules() {
 func (s *iptablesState) writeTrailingRules() {
 	const comment = "kubernetes service nodeports; NOTE: this must be the last rule in this chain"
 	if s.np.matchAll {
-		b := ipt.NewBuilder()
+		b := s.rb()
 		if s.v6 || !s.lhNP {
 			b.Dest(s.loopback(), true)
 		}
@@ -178,19 +186,19 @@ func (s *iptablesState) writeTrailingRules() {
 			if ip.IsLoopback() && (s.v6 || !s.lhNP) {
 				continue
 			}
-			s.addNAT(ChainServices, ipt.NewBuilder().Dest(s.hostPrefix(ip), false).Comment(comment).Jump(ChainNodePorts))
+			s.addNAT(ChainServices, s.rb().Dest(s.hostPrefix(ip), false).Comment(comment).Jump(ChainNodePorts))
 		}
 	}
 	if !s.cfg.ConntrackTCPBeLiberal {
-		b := ipt.NewBuilder().Match("conntrack", "--ctstate INVALID")
+		b := s.rb().Match("conntrack", "--ctstate INVALID")
 		if s.cfg.NFAcct {
 			b.Match("nfacct", "--nfacct-name  ct_state_invalid_dropped_pkts")
 		}
 		s.addFilter(ChainForward, b.Jump("DROP"))
 	}
 	markMask := s.mark + "/" + s.mark
-	s.addFilter(ChainForward, ipt.NewBuilder().Comment("kubernetes forwarding rules").Match("mark", "--mark "+markMask).Jump("ACCEPT"))
-	s.addFilter(ChainForward, ipt.NewBuilder().Comment("kubernetes forwarding conntrack rule").Match("conntrack", "--ctstate RELATED,ESTABLISHED").Jump("ACCEPT"))
+	s.addFilter(ChainForward, s.rb().Comment("kubernetes forwarding rules").Match("mark", "--mark "+markMask).Jump("ACCEPT"))
+	s.addFilter(ChainForward, s.rb().Comment("kubernetes forwarding conntrack rule").Match("conntrack", "--ctstate RELATED,ESTABLISHED").Jump("ACCEPT"))
 }
 
 // ruleset assembles the tables: built-in chains with their jump rules

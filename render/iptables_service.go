@@ -72,7 +72,27 @@ func (p *svcPlan) externalPolicyChain() string {
 	return p.chains.cluster
 }
 
+// endpointNames are the strings one endpoint of one service port needs,
+// computed once per render of that port.
+type endpointNames struct {
+	addr  string // "ip:port"
+	arrow string // "ns/svc:port -> ip:port"
+	chain string // KUBE-SEP-...
+}
+
+func (s *iptablesState) names(p *svcPlan, ep cluster.Endpoint) endpointNames {
+	key := netip.AddrPortFrom(ep.IP, uint16(ep.Port))
+	if n, ok := s.epNames[key]; ok {
+		return n
+	}
+	addr := ep.String()
+	n := endpointNames{addr: addr, arrow: p.name + " -> " + addr, chain: endpointChain(p.sp.Name, ep)}
+	s.epNames[key] = n
+	return n
+}
+
 func (s *iptablesState) writeServicePort(sp *cluster.ServicePort) {
+	clear(s.epNames)
 	p := planServicePort(sp)
 	s.writeDispatch(p)
 	s.writeNodePorts(p)
@@ -92,7 +112,7 @@ func (s *iptablesState) writeServicePort(sp *cluster.ServicePort) {
 
 // dest starts a rule matching "-d addr -p proto ... --dport port" with comment.
 func (s *iptablesState) dest(p *svcPlan, addr netip.Addr, port int32, comment string) *ipt.Builder {
-	return ipt.NewBuilder().DestAddr(addr).Protocol(p.proto).Comment(comment).DPort(p.proto, port)
+	return s.rb().DestAddr(addr).Protocol(p.proto).Comment(comment).DPort(p.proto, port)
 }
 
 func (s *iptablesState) rejectTarget(b *ipt.Builder, target string) *ipt.Builder {
@@ -144,20 +164,20 @@ func (s *iptablesState) writeNodePorts(p *svcPlan) {
 	if sp.NodePort != 0 {
 		if p.hasEndpoints {
 			if s.lhNP && s.cfg.NFAcct {
-				s.addNAT(ChainNodePorts, ipt.NewBuilder().Dest(s.loopback(), false).Protocol(p.proto).
+				s.addNAT(ChainNodePorts, s.rb().Dest(s.loopback(), false).Protocol(p.proto).
 					Comment(p.name).DPort(p.proto, sp.NodePort).
 					Match("nfacct", "--nfacct-name  localhost_nps_accepted_pkts").Jump(p.external))
 			}
-			s.addNAT(ChainNodePorts, ipt.NewBuilder().Protocol(p.proto).Comment(p.name).DPort(p.proto, sp.NodePort).Jump(p.external))
+			s.addNAT(ChainNodePorts, s.rb().Protocol(p.proto).Comment(p.name).DPort(p.proto, sp.NodePort).Jump(p.external))
 		}
 		if !p.hasExternal {
-			b := ipt.NewBuilder().Protocol(p.proto).Comment(p.externalFilterComment).
+			b := s.rb().Protocol(p.proto).Comment(p.externalFilterComment).
 				Match("addrtype", "--dst-type LOCAL").DPort(p.proto, sp.NodePort)
 			s.addFilter(ChainExternalServices, s.rejectTarget(b, p.externalFilterTarget))
 		}
 	}
 	if sp.HealthCheckNodePort != 0 {
-		s.addFilter(ChainNodePorts, ipt.NewBuilder().Protocol("tcp").Comment(p.name+" health check node port").
+		s.addFilter(ChainNodePorts, s.rb().Protocol("tcp").Comment(p.name+" health check node port").
 			DPort("tcp", sp.HealthCheckNodePort).Jump("ACCEPT"))
 	}
 }
@@ -202,20 +222,20 @@ func (s *iptablesState) writeExternalChain(p *svcPlan) {
 	ext := p.external
 	s.declareNAT(ext)
 	if !p.sp.ExternalPolicyLocal {
-		s.addNAT(ext, ipt.NewBuilder().Comment("masquerade traffic for "+p.name+" external destinations").Jump(ChainMarkMasq))
+		s.addNAT(ext, s.rb().Comment("masquerade traffic for "+p.name+" external destinations").Jump(ChainMarkMasq))
 	} else {
 		if s.local.available {
-			b := ipt.NewBuilder()
+			b := s.rb()
 			s.local.ifLocal(b)
 			s.addNAT(ext, b.Comment("pod traffic for "+p.name+" external destinations").Jump(p.chains.cluster))
 		}
-		s.addNAT(ext, ipt.NewBuilder().Comment("masquerade LOCAL traffic for "+p.name+" external destinations").
+		s.addNAT(ext, s.rb().Comment("masquerade LOCAL traffic for "+p.name+" external destinations").
 			Match("addrtype", "--src-type LOCAL").Jump(ChainMarkMasq))
-		s.addNAT(ext, ipt.NewBuilder().Comment("route LOCAL traffic for "+p.name+" external destinations").
+		s.addNAT(ext, s.rb().Comment("route LOCAL traffic for "+p.name+" external destinations").
 			Match("addrtype", "--src-type LOCAL").Jump(p.chains.cluster))
 	}
 	if p.hasExternal {
-		s.addNAT(ext, ipt.NewBuilder().Jump(p.externalPolicyChain()))
+		s.addNAT(ext, s.rb().Jump(p.externalPolicyChain()))
 	}
 }
 
@@ -229,17 +249,17 @@ func (s *iptablesState) writeFirewallChain(p *svcPlan) {
 	comment := p.name + " loadbalancer IP"
 	allowFromNode := false
 	for _, cidr := range p.sp.LoadBalancerSourceRanges {
-		s.addNAT(fw, ipt.NewBuilder().Source(cidr, false).Comment(comment).Jump(p.external))
+		s.addNAT(fw, s.rb().Source(cidr, false).Comment(comment).Jump(p.external))
 		if len(s.t.Node.IPs) > 0 && cidr.Contains(s.t.Node.IPs[0]) {
 			allowFromNode = true
 		}
 	}
 	if allowFromNode {
 		for _, ip := range p.sp.LoadBalancerVIPs {
-			s.addNAT(fw, ipt.NewBuilder().Source(s.hostPrefix(ip), false).Comment(comment).Jump(p.external))
+			s.addNAT(fw, s.rb().Source(s.hostPrefix(ip), false).Comment(comment).Jump(p.external))
 		}
 	}
-	s.addNAT(fw, ipt.NewBuilder().Comment("other traffic to "+p.name+" will be dropped by KUBE-PROXY-FIREWALL"))
+	s.addNAT(fw, s.rb().Comment("other traffic to "+p.name+" will be dropped by KUBE-PROXY-FIREWALL"))
 }
 
 // writeEndpointDispatch fills a KUBE-SVC or KUBE-SVL chain: affinity checks
@@ -248,33 +268,36 @@ func (s *iptablesState) writeEndpointDispatch(p *svcPlan, chain string, eps []cl
 	s.declareNAT(chain)
 	if p.sp.SessionAffinity() {
 		for _, ep := range eps {
-			sep := endpointChain(p.sp.Name, ep)
-			b := s.comment(ipt.NewBuilder(), p.name+" -> "+ep.String())
+			n := s.names(p, ep)
+			sep := n.chain
+			b := s.comment(s.rb(), n.arrow)
 			b.Match("recent", "--rcheck --seconds "+itoa(p.sp.AffinityTimeoutSeconds)+" --reap --name "+sep+" "+s.recentMask()+" --rsource")
 			s.addNAT(chain, b.Jump(sep))
 		}
 	}
 	n := len(eps)
 	for i, ep := range eps {
-		b := s.comment(ipt.NewBuilder(), p.name+" -> "+ep.String())
+		names := s.names(p, ep)
+		b := s.comment(s.rb(), names.arrow)
 		if i < n-1 {
 			b.Probability(oneIn(n - i))
 		}
-		s.addNAT(chain, b.Jump(endpointChain(p.sp.Name, ep)))
+		s.addNAT(chain, b.Jump(names.chain))
 	}
 }
 
 // writeEndpointChain writes one KUBE-SEP chain: hairpin masquerade, affinity
 // bookkeeping and the DNAT.
 func (s *iptablesState) writeEndpointChain(p *svcPlan, ep cluster.Endpoint) {
-	sep := endpointChain(p.sp.Name, ep)
+	names := s.names(p, ep)
+	sep := names.chain
 	s.declareNAT(sep)
-	s.addNAT(sep, s.comment(ipt.NewBuilder().SourceAddr(ep.IP), p.name).Jump(ChainMarkMasq))
-	b := s.comment(ipt.NewBuilder().Protocol(p.proto), p.name)
+	s.addNAT(sep, s.comment(s.rb().SourceAddr(ep.IP), p.name).Jump(ChainMarkMasq))
+	b := s.comment(s.rb().Protocol(p.proto), p.name)
 	if p.sp.SessionAffinity() {
 		b.Match("recent", "--set --name "+sep+" "+s.recentMask()+" --rsource")
 	}
-	s.addNAT(sep, b.ProtoMatch(p.proto).Jump("DNAT", "--to-destination "+ep.String()))
+	s.addNAT(sep, b.ProtoMatch(p.proto).Jump("DNAT", "--to-destination "+names.addr))
 }
 
 // comment adds a per-endpoint comment unless the cluster is large.

@@ -4,34 +4,54 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
-	"strings"
 )
 
 // Builder composes one Rule in iptables-save's canonical order, whatever the
-// order of the calls: source, destination, protocol, then the matches in the
-// order they were added, then the target. Each method spells its option the
-// way iptables-save prints it back (for example "/32" on host addresses and
-// "--set-xmark" for MARK), so a rendered rule equals the rule read back from
-// the kernel.
+// order of the calls: source, destination, interfaces, protocol, then the
+// matches in the order they were added, then the target. Each method spells
+// its option the way iptables-save prints it back (for example "/32" on host
+// addresses and "--set-xmark" for MARK), so a rendered rule equals the rule
+// read back from the kernel. A Builder can be Reset and reused; Rule makes
+// the only allocation.
 type Builder struct {
-	src, dst, proto string
-	matches         strings.Builder
-	target          string
+	head    []byte // -s, -d
+	iface   []byte // -i
+	proto   []byte // -p
+	matches []byte // -m ...
+	target  []byte // -j ...
+	scratch []byte
 }
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder { return &Builder{} }
 
-func negate(not bool, opt string) string {
-	if not {
-		return "! " + opt
-	}
-	return opt
+// Reset empties the builder, keeping its buffers.
+func (b *Builder) Reset() *Builder {
+	b.head, b.iface, b.proto, b.matches, b.target = b.head[:0], b.iface[:0], b.proto[:0], b.matches[:0], b.target[:0]
+	return b
 }
 
-// Source matches the source address or prefix ("-s").
+func appendOpt(buf []byte, not bool, opt string) []byte {
+	if len(buf) > 0 {
+		buf = append(buf, ' ')
+	}
+	if not {
+		buf = append(buf, "! "...)
+	}
+	return append(buf, opt...)
+}
+
+// Source matches the source address or prefix ("-s"); it always comes
+// first in the rule, even when added after other matches.
 func (b *Builder) Source(p netip.Prefix, not bool) *Builder {
-	b.src = negate(not, "-s ") + p.Masked().String()
+	if len(b.head) == 0 {
+		b.head = appendOpt(b.head, not, "-s ")
+		b.head, _ = p.Masked().AppendText(b.head)
+		return b
+	}
+	src := appendOpt(nil, not, "-s ")
+	src, _ = p.Masked().AppendText(src)
+	b.head = append(append(src, ' '), b.head...)
 	return b
 }
 
@@ -42,7 +62,8 @@ func (b *Builder) SourceAddr(a netip.Addr) *Builder {
 
 // Dest matches the destination address or prefix ("-d").
 func (b *Builder) Dest(p netip.Prefix, not bool) *Builder {
-	b.dst = negate(not, "-d ") + p.Masked().String()
+	b.head = appendOpt(b.head, not, "-d ")
+	b.head, _ = p.Masked().AppendText(b.head)
 	return b
 }
 
@@ -51,49 +72,52 @@ func (b *Builder) DestAddr(a netip.Addr) *Builder {
 	return b.Dest(netip.PrefixFrom(a, a.BitLen()), false)
 }
 
-// InInterface matches the input interface ("-i"); a trailing "+" is a prefix match.
+// InInterface matches the input interface ("-i"); a trailing "+" is a
+// prefix match.
 func (b *Builder) InInterface(name string, not bool) *Builder {
-	// iptables-save prints -i after -s/-d and before -p; keep it with dst.
-	if b.dst != "" {
-		b.dst += " " + negate(not, "-i ") + name
-	} else {
-		b.dst = negate(not, "-i ") + name
-	}
+	b.iface = appendOpt(b.iface[:0], not, "-i ")
+	b.iface = append(b.iface, name...)
 	return b
 }
 
 // Protocol matches the layer-4 protocol ("-p tcp").
 func (b *Builder) Protocol(proto string) *Builder {
-	b.proto = "-p " + proto
+	b.proto = append(append(b.proto[:0], "-p "...), proto...)
 	return b
 }
 
 // Comment adds "-m comment --comment TEXT", quoted as iptables-save quotes it.
 func (b *Builder) Comment(text string) *Builder {
-	b.matches.WriteString(" -m comment --comment ")
-	b.matches.WriteString(QuoteString(text))
+	b.matches = append(b.matches, " -m comment --comment "...)
+	b.matches = appendQuoted(b.matches, text)
 	return b
 }
 
 // DPort adds the protocol's match module with a destination port
 // ("-m tcp --dport 80"). Call Protocol too.
 func (b *Builder) DPort(proto string, port int32) *Builder {
-	b.matches.WriteString(" -m " + proto + " --dport " + strconv.Itoa(int(port)))
+	b.matches = append(b.matches, " -m "...)
+	b.matches = append(b.matches, proto...)
+	b.matches = append(b.matches, " --dport "...)
+	b.matches = strconv.AppendInt(b.matches, int64(port), 10)
 	return b
 }
 
 // ProtoMatch adds the protocol's match module without options ("-m tcp").
 func (b *Builder) ProtoMatch(proto string) *Builder {
-	b.matches.WriteString(" -m " + proto)
+	b.matches = append(b.matches, " -m "...)
+	b.matches = append(b.matches, proto...)
 	return b
 }
 
 // Match adds a match module with its options, already in canonical spelling
 // (for example Match("addrtype", "--dst-type LOCAL")).
 func (b *Builder) Match(module, options string) *Builder {
-	b.matches.WriteString(" -m " + module)
+	b.matches = append(b.matches, " -m "...)
+	b.matches = append(b.matches, module...)
 	if options != "" {
-		b.matches.WriteString(" " + options)
+		b.matches = append(b.matches, ' ')
+		b.matches = append(b.matches, options...)
 	}
 	return b
 }
@@ -114,60 +138,61 @@ func FormatProbability(p float64) string {
 
 // Jump sets "-j TARGET" with optional target options.
 func (b *Builder) Jump(target string, options ...string) *Builder {
-	b.target = "-j " + target
+	b.target = append(b.target[:0], "-j "...)
+	b.target = append(b.target, target...)
 	for _, o := range options {
-		b.target += " " + o
+		b.target = append(b.target, ' ')
+		b.target = append(b.target, o...)
 	}
 	return b
 }
 
 // Rule returns the composed rule.
 func (b *Builder) Rule() Rule {
-	var s strings.Builder
-	s.Grow(len(b.src) + len(b.dst) + len(b.proto) + b.matches.Len() + len(b.target) + 4)
-	for _, part := range []string{b.src, b.dst, b.proto} {
-		if part != "" {
-			if s.Len() > 0 {
-				s.WriteByte(' ')
+	out := append(b.scratch[:0], b.head...)
+	for _, part := range [][]byte{b.iface, b.proto} {
+		if len(part) > 0 {
+			if len(out) > 0 {
+				out = append(out, ' ')
 			}
-			s.WriteString(part)
+			out = append(out, part...)
 		}
 	}
-	m := b.matches.String()
-	if s.Len() == 0 {
-		m = strings.TrimPrefix(m, " ")
+	m := b.matches
+	if len(out) == 0 && len(m) > 0 {
+		m = m[1:]
 	}
-	s.WriteString(m)
-	if b.target != "" {
-		if s.Len() > 0 {
-			s.WriteByte(' ')
+	out = append(out, m...)
+	if len(b.target) > 0 {
+		if len(out) > 0 {
+			out = append(out, ' ')
 		}
-		s.WriteString(b.target)
+		out = append(out, b.target...)
 	}
-	return Rule(s.String())
+	b.scratch = out
+	return Rule(out)
 }
 
 // QuoteString spells a string option the way iptables-save does
 // (xtables_save_string): bare when it is only letters, digits, "_" and "-",
 // otherwise in double quotes with `"`, `\` and `'` escaped.
-func QuoteString(s string) string {
+func QuoteString(s string) string { return string(appendQuoted(nil, s)) }
+
+func appendQuoted(buf []byte, s string) []byte {
 	plain := s != ""
 	for i := 0; i < len(s) && plain; i++ {
 		c := s[i]
 		plain = c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 	}
 	if plain {
-		return s
+		return append(buf, s...)
 	}
-	var q strings.Builder
-	q.Grow(len(s) + 2)
-	q.WriteByte('"')
+	buf = append(buf, '"')
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '"' || c == '\\' || c == '\'' {
-			q.WriteByte('\\')
+			buf = append(buf, '\\')
 		}
-		q.WriteByte(s[i])
+		buf = append(buf, s[i])
 	}
-	q.WriteByte('"')
-	return q.String()
+	return append(buf, '"')
 }

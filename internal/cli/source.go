@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -68,7 +70,12 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return cluster.FromAPI(ctx, client, c.proxy.NodeName)
+	snap, err := cluster.FromAPI(ctx, client, c.proxy.NodeName)
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return nil, fmt.Errorf("cannot reach the API server at %s: %w", restConfig.Host, err)
+	}
+	return snap, err
 }
 
 // tables builds the node-local service tables, printing warnings.

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Helpers for the kernel tests built on internal/netlab. They need root.
+#
+#   hack/netlab.sh test [go test flags and packages]
+#       run kernel tests (default: ./internal/netlab/ -v -count=1)
+#   hack/netlab.sh list
+#       list lab namespaces (svcp-<pid>-<random>-<role>) and whether the
+#       test process that made them still runs
+#   hack/netlab.sh clean
+#       delete lab namespaces whose test process is gone (killed tests skip
+#       their cleanup); namespaces of running tests are left alone
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+lab_namespaces() {
+	ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^svcp-[0-9]+-[0-9a-f]{8}-' || true
+}
+
+owner_alive() {
+	local pid=${1#svcp-}
+	pid=${pid%%-*}
+	kill -0 "$pid" 2>/dev/null
+}
+
+need_root() {
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "netlab.sh: $1 needs root" >&2
+		exit 1
+	fi
+}
+
+case "${1:-}" in
+test)
+	shift
+	need_root test
+	if [[ $# -eq 0 ]]; then
+		set -- ./internal/netlab/ -v -count=1
+	fi
+	exec go test "$@"
+	;;
+list)
+	for ns in $(lab_namespaces); do
+		if owner_alive "$ns"; then echo "$ns running"; else echo "$ns stale"; fi
+	done
+	;;
+clean)
+	need_root clean
+	for ns in $(lab_namespaces); do
+		if ! owner_alive "$ns"; then
+			ip netns delete "$ns" && echo "deleted $ns"
+		fi
+	done
+	;;
+*)
+	sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+	;;
+esac

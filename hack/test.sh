@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test: unit, golden, and the kernel tests that build throwaway
+# network namespaces (they need root and skip with a reason without it).
+# Also runs each benchmark once so that they keep compiling and working.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+hack/install-deps.sh
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
+go test -count=1 -timeout 30m ./...
+go test -count=1 -run '^$' -bench . -benchtime 1x ./... >/dev/null

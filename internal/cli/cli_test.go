@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// run executes the root command in-process and returns stdout, stderr and
+// the exit code main would use.
+func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	cmd := NewRootCommand(streams)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	if err != nil && ExitCode(err) != ExitChanges {
+		errOut.WriteString("error: " + err.Error() + "\n")
+	}
+	return out.String(), errOut.String(), ExitCode(err)
+}
+
+func TestRenderExample(t *testing.T) {
+	out, stderr, code := run(t, "", "render", "--example", "--family=ipv4", "--cluster-cidr=10.244.0.0/16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sets, err := ipt.ParseAll([]byte(out))
+	if err != nil {
+		t.Fatalf("output does not parse: %v\n%s", err, out)
+	}
+	nat := sets[0].Table(ipt.NAT)
+	if nat == nil || nat.Chain("KUBE-SERVICES") == nil {
+		t.Fatalf("no nat KUBE-SERVICES in output:\n%s", out)
+	}
+	// Every ClusterIP of the example is dispatched (or rejected, for the one without endpoints).
+	for _, ip := range []string{"10.96.0.10/32", "10.96.0.53/32", "10.96.0.20/32", "10.96.0.30/32", "10.96.0.40/32"} {
+		if !strings.Contains(out, "-d "+ip+" ") {
+			t.Errorf("ClusterIP %s missing from the render", ip)
+		}
+	}
+}
+
+func TestRenderJSONReadsBack(t *testing.T) {
+	text, _, _ := run(t, "", "render", "--example")
+	js, stderr, code := run(t, "", "render", "--example", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var fromJSON []*ipt.Ruleset
+	if err := json.Unmarshal([]byte(js), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	fromText, err := ipt.ParseAll([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromJSON) != 2 || len(fromText) != 2 {
+		t.Fatalf("want IPv4 and IPv6 rulesets, got %d (json) and %d (text)", len(fromJSON), len(fromText))
+	}
+	for i := range fromJSON {
+		if !fromJSON[i].Equal(fromText[i]) {
+			t.Errorf("ruleset %d: JSON and text forms differ", i)
+		}
+	}
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"snap.yaml", "snap.json"} {
+		path := filepath.Join(dir, name)
+		if _, stderr, code := run(t, "", "snapshot", "--example", "-o", path); code != 0 {
+			t.Fatalf("snapshot: exit %d: %s", code, stderr)
+		}
+		want, _, _ := run(t, "", "render", "--example")
+		got, stderr, code := run(t, "", "render", "-f", path, "--node-name=node1")
+		if code != 0 {
+			t.Fatalf("render -f %s: exit %d: %s", name, code, stderr)
+		}
+		if got != want {
+			t.Errorf("render of the %s snapshot differs from the render of its source", name)
+		}
+	}
+}
+
+func TestErrorsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  ports:\n  - port: eighty\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"malformed file", []string{"render", "-f", bad}, "bad.yaml"},
+		{"missing file", []string{"render", "-f", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"unknown mode", []string{"render", "--example", "--mode=ebpf"}, "--mode"},
+		{"bad cluster cidr", []string{"render", "--example", "--cluster-cidr=10.0.0.0/33"}, "--cluster-cidr"},
+		{"bad node ip", []string{"render", "--example", "--node-ip=1.2.3"}, "--node-ip"},
+		{"bad output", []string{"render", "--example", "-o", "xml"}, "--output"},
+		{"unknown node", []string{"render", "--example", "--node-name=node9"}, "node9"},
+		{"unreachable API server", []string{"render", "--server=https://127.0.0.1:1", "--request-timeout=2s"}, "127.0.0.1:1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := run(t, "", tc.args...)
+			if code != ExitError {
+				t.Fatalf("exit %d, want %d; stdout:\n%s", code, ExitError, out)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("error does not name %q: %s", tc.want, stderr)
+			}
+		})
+	}
+}
+
+func TestReadsStdin(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "snapshot.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stderr, code := run(t, string(data), "render", "-f", "-", "--node-name=node1")
+	want, _, _ := run(t, "", "render", "--example")
+	if code != 0 || got != want {
+		t.Fatalf("render -f - (exit %d, %s) differs from render --example", code, stderr)
+	}
+}
+
+// TestKubectlPluginDiscovery builds the binary and runs it as
+// `kubectl svcproxy`, the way users call it.
+func TestKubectlPluginDiscovery(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl not on PATH")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-svcproxy"), "../../cmd/kubectl-svcproxy")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(kubectl, "svcproxy", "render", "--example", "--family=ipv4")
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl svcproxy: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "*nat") {
+		t.Errorf("kubectl svcproxy render printed no nat table:\n%s", out)
+	}
+	help, err := exec.Command(filepath.Join(bin, "kubectl-svcproxy"), "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(help), "kubectl svcproxy") {
+		t.Errorf("--help: %v\n%s", err, help)
+	}
+}

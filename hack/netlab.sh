@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Helpers for the kernel tests built on internal/netlab. They need root.
 #
-#   hack/netlab.sh test [go test flags and packages]
-#       run kernel tests (default: ./internal/netlab/ -v -count=1)
+#   hack/netlab.sh test [go test flags] [./packages...]
+#       run kernel tests (default flags -v -count=1, default package
+#       ./internal/netlab/)
 #   hack/netlab.sh list
 #       list lab namespaces (svcp-<pid>-<random>-<role>) and whether the
 #       test process that made them still runs
@@ -17,10 +18,14 @@ lab_namespaces() {
 	ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^svcp-[0-9]+-[0-9a-f]{8}-' || true
 }
 
+# owner_alive says whether the process named in a namespace still runs
+# (a zombie does not).
 owner_alive() {
-	local pid=${1#svcp-}
+	local pid=${1#svcp-} stat
 	pid=${pid%%-*}
-	kill -0 "$pid" 2>/dev/null
+	stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[[ ${stat:0:1} != Z ]]
 }
 
 need_root() {
@@ -34,10 +39,16 @@ case "${1:-}" in
 test)
 	shift
 	need_root test
+	pkgs=()
+	for arg in "$@"; do
+		if [[ $arg == ./* ]]; then pkgs=(); break; fi
+		pkgs=(./internal/netlab/)
+	done
 	if [[ $# -eq 0 ]]; then
-		set -- ./internal/netlab/ -v -count=1
+		set -- -v -count=1
+		pkgs=(./internal/netlab/)
 	fi
-	exec go test "$@"
+	exec go test "$@" "${pkgs[@]}"
 	;;
 list)
 	for ns in $(lab_namespaces); do
@@ -53,7 +64,7 @@ clean)
 	done
 	;;
 *)
-	sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
+	sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac

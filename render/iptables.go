@@ -263,3 +263,10 @@ func builtinOrder(table ipt.TableName) []string {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// LocalhostNodePorts reports whether NodePorts answer on 127.0.0.1 for this
+// table, which needs the route_localnet sysctl (IPv4 iptables mode only).
+func LocalhostNodePorts(t *cluster.ServiceTable, cfg Config) bool {
+	np := cfg.resolveNodePorts(t, NodePortAll)
+	return cfg.LocalhostNodePorts && np.containsIPv4Loopback && t.Family == cluster.IPv4
+}

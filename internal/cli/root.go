@@ -67,6 +67,9 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 	c.proxy.AddFlags(root.PersistentFlags())
 	root.AddCommand(
 		newRenderCommand(c),
+		newPlanCommand(c),
+		newApplyCommand(c),
+		newResetCommand(c),
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)

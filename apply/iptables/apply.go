@@ -1,0 +1,119 @@
+package iptables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// Plan is one family's desired rules, the live rules read from the kernel,
+// and the changes between them.
+type Plan struct {
+	Desired *ipt.Ruleset
+	Live    *ipt.Ruleset
+	Changes *diff.IPTablesChangeSet
+}
+
+// Plan reads the kernel for each desired family and computes the changes.
+func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, error) {
+	var plans []*Plan
+	for _, d := range desired {
+		live, err := c.Read(ctx, d.Family)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTables(d, live)})
+	}
+	return plans, nil
+}
+
+// Step is one iptables-restore run: one table of one family.
+type Step struct {
+	Family cluster.Family
+	Table  ipt.TableName
+	Script []byte
+}
+
+// Steps returns the restore runs that apply the plans, in order.
+func (c *Client) Steps(plans []*Plan) []Step {
+	var steps []Step
+	for _, p := range plans {
+		for _, t := range Tables {
+			if s := Script(p.Changes.Changes, t, c.Backend); s != nil {
+				steps = append(steps, Step{Family: p.Desired.Family, Table: t, Script: s})
+			}
+		}
+	}
+	return steps
+}
+
+// ApplyError reports a failed apply and whether the tables written before
+// the failure were restored.
+type ApplyError struct {
+	Step       Step
+	Err        error
+	RollbackOK bool
+	Rollback   error
+}
+
+func (e *ApplyError) Error() string {
+	msg := fmt.Sprintf("apply %s %s table: %v", e.Step.Family, e.Step.Table, e.Err)
+	if e.Rollback != nil {
+		return msg + fmt.Sprintf("; undoing the tables already written also failed: %v", e.Rollback)
+	}
+	if e.RollbackOK {
+		return msg + "; the tables already written were restored, nothing changed"
+	}
+	return msg + "; nothing was changed"
+}
+
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// Apply runs the steps of the plans. Each step is atomic in the kernel. If
+// a step fails, the steps already run are undone from the live state read
+// before, so the kernel ends either fully applied or as it was.
+func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
+	steps := c.Steps(plans)
+	for i, s := range steps {
+		if err := c.Restore(ctx, s.Family, s.Script); err != nil {
+			ae := &ApplyError{Step: s, Err: err}
+			if i > 0 {
+				ae.Rollback = c.undo(context.WithoutCancel(ctx), plans, steps[:i])
+				ae.RollbackOK = ae.Rollback == nil
+			}
+			return ae
+		}
+	}
+	return nil
+}
+
+// undo restores the owned part of each table written by done to what Plan
+// read before the apply.
+func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
+	var errs []error
+	for i := len(done) - 1; i >= 0; i-- {
+		s := done[i]
+		var before *ipt.Ruleset
+		for _, p := range plans {
+			if p.Live.Family == s.Family {
+				before = p.Live
+			}
+		}
+		now, err := c.Read(ctx, s.Family)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		back := diff.IPTables(diff.OwnedIPTables(before), now)
+		if script := Script(back.Changes, s.Table, c.Backend); script != nil {
+			if err := c.Restore(ctx, s.Family, script); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

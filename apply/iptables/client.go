@@ -1,0 +1,99 @@
+// Package iptables reads the node's live iptables rules and applies change
+// sets to them with iptables-restore --noflush, one atomic restore per
+// table, undoing the tables already written if a later one fails.
+package iptables
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// Execer runs a program with stdin and returns its stdout. It is the seam
+// that tests use to inject failures; OSExec is the real one.
+type Execer interface {
+	Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
+}
+
+// OSExec runs programs with os/exec.
+type OSExec struct{}
+
+// Run implements Execer. The error names the command and carries its stderr.
+func (OSExec) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var nf *exec.Error
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("%s not found: install iptables (legacy or nft backend): %w", name, err)
+		}
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// Backend is an iptables backend: the legacy x_tables or nf_tables.
+type Backend string
+
+const (
+	Legacy Backend = "legacy"
+	NFT    Backend = "nft"
+)
+
+// Client reads and writes one backend's tables.
+type Client struct {
+	Exec    Execer
+	Backend Backend
+	// WaitSeconds is how long restore waits for the xtables lock (-w).
+	WaitSeconds int
+}
+
+// tool returns the binary of the backend for a family: "iptables-nft-save".
+func (c *Client) tool(family cluster.Family, what string) string {
+	bin := "iptables"
+	if family == cluster.IPv6 {
+		bin = "ip6tables"
+	}
+	return bin + "-" + string(c.Backend) + "-" + what
+}
+
+// Tables are the tables the tool writes, in the order it writes them.
+var Tables = []ipt.TableName{ipt.Filter, ipt.NAT}
+
+// Read dumps the filter and nat tables of one family.
+func (c *Client) Read(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {
+	var all []byte
+	for _, t := range Tables {
+		out, err := c.Exec.Run(ctx, nil, c.tool(family, "save"), "-t", string(t))
+		if err != nil {
+			return nil, fmt.Errorf("read %s %s table: %w", family, t, err)
+		}
+		all = append(all, out...)
+	}
+	rs, err := ipt.Parse(all, family)
+	if err != nil {
+		return nil, fmt.Errorf("read %s rules: %w", family, err)
+	}
+	return rs, nil
+}
+
+// Restore runs one iptables-restore --noflush with the given script.
+func (c *Client) Restore(ctx context.Context, family cluster.Family, script []byte) error {
+	args := []string{"--noflush"}
+	if c.Backend == Legacy && c.WaitSeconds > 0 {
+		args = append(args, "-w", fmt.Sprint(c.WaitSeconds), "-W", "100000")
+	}
+	_, err := c.Exec.Run(ctx, script, c.tool(family, "restore"), args...)
+	return err
+}

@@ -1,0 +1,71 @@
+package iptables
+
+import (
+	"bytes"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// Script returns the iptables-restore --noflush input that makes one
+// table's changes in one transaction, or nil when the table has none.
+//
+// A chain line flushes an existing user-defined chain under --noflush, so
+// every chain that is created, replaced or deleted is declared first, with
+// the built-in chains that get jump rules; then come the rules of
+// created and replaced chains, the jump insertions (at position 1, as
+// kube-proxy prepends them) and deletions, and last the -X of deleted
+// chains, after every rule that jumped to them is gone.
+//
+// On the nf_tables backend a list command ("-S") first makes iptables-restore
+// fetch the whole table once instead of building its chain cache one chain
+// at a time, which is quadratic in the number of chains named in the input.
+func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend) []byte {
+	var b bytes.Buffer
+	n := 0
+	for _, c := range changes {
+		if c.Table == table {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	b.WriteString("*" + string(table) + "\n")
+	if backend == NFT && n > 1 {
+		b.WriteString("-S\n")
+	}
+	declared := map[string]bool{}
+	for _, c := range changes {
+		if c.Table != table || declared[c.Chain] {
+			continue
+		}
+		// A built-in chain declared with policy "-" keeps its policy and
+		// rules under --noflush, and is created where the nf_tables backend
+		// has not made it yet.
+		declared[c.Chain] = true
+		b.WriteString(":" + c.Chain + " - [0:0]\n")
+	}
+	for _, c := range changes {
+		if c.Table != table {
+			continue
+		}
+		switch c.Verb {
+		case diff.CreateChain, diff.ReplaceChain:
+			for _, r := range c.Rules {
+				b.WriteString("-A " + c.Chain + " " + string(r) + "\n")
+			}
+		case diff.InsertJump:
+			b.WriteString("-I " + c.Chain + " 1 " + string(c.Rules[0]) + "\n")
+		case diff.DeleteJump:
+			b.WriteString("-D " + c.Chain + " " + string(c.Rules[0]) + "\n")
+		}
+	}
+	for _, c := range changes {
+		if c.Table == table && c.Verb == diff.DeleteChain {
+			b.WriteString("-X " + c.Chain + "\n")
+		}
+	}
+	b.WriteString("COMMIT\n")
+	return b.Bytes()
+}

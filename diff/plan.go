@@ -1,0 +1,173 @@
+package diff
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// Summary counts a change set the way plan reports it.
+type Summary struct {
+	ChainsAdded   int `json:"chainsAdded"`
+	ChainsChanged int `json:"chainsChanged"`
+	ChainsDeleted int `json:"chainsDeleted"`
+	RulesAdded    int `json:"rulesAdded"`
+	RulesRemoved  int `json:"rulesRemoved"`
+}
+
+// Add accumulates another summary.
+func (s *Summary) Add(o Summary) {
+	s.ChainsAdded += o.ChainsAdded
+	s.ChainsChanged += o.ChainsChanged
+	s.ChainsDeleted += o.ChainsDeleted
+	s.RulesAdded += o.RulesAdded
+	s.RulesRemoved += o.RulesRemoved
+}
+
+// String is the plan's summary line.
+func (s Summary) String() string {
+	return fmt.Sprintf("chains +%d ~%d -%d, rules +%d -%d",
+		s.ChainsAdded, s.ChainsChanged, s.ChainsDeleted, s.RulesAdded, s.RulesRemoved)
+}
+
+// Summary counts chains and rules added and removed.
+func (cs *IPTablesChangeSet) Summary() Summary {
+	var s Summary
+	for _, c := range cs.Changes {
+		switch c.Verb {
+		case CreateChain:
+			s.ChainsAdded++
+			s.RulesAdded += len(c.Rules)
+		case ReplaceChain:
+			s.ChainsChanged++
+			added, removed := lineDiffCounts(c.Old, c.Rules)
+			s.RulesAdded += added
+			s.RulesRemoved += removed
+		case DeleteChain:
+			s.ChainsDeleted++
+			s.RulesRemoved += len(c.Old)
+		case InsertJump:
+			s.RulesAdded++
+		case DeleteJump:
+			s.RulesRemoved++
+		}
+	}
+	return s
+}
+
+// WriteText writes the change set as a unified diff in iptables-save syntax,
+// grouped by table and chain: "-" lines are live rules that go, "+" lines
+// are rules that come, " " lines are unchanged rules kept for context.
+func (cs *IPTablesChangeSet) WriteText(w io.Writer, liveName string) error {
+	var b strings.Builder
+	if !cs.Empty() {
+		fmt.Fprintf(&b, "--- live %s (%s)\n+++ desired %s\n", cs.Family, liveName, cs.Family)
+	}
+	for _, c := range cs.Changes {
+		writeChange(&b, c)
+	}
+	for _, k := range cs.Kept {
+		fmt.Fprintf(&b, "# kept %s: not wanted, but a rule the tool does not own still jumps to it\n", k)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeChange(b *strings.Builder, c IPTablesChange) {
+	where := string(c.Table) + " " + c.Chain
+	switch c.Verb {
+	case CreateChain:
+		fmt.Fprintf(b, "@@ %s: new chain @@\n+:%s - [0:0]\n", where, c.Chain)
+		writeRules(b, "+", c.Chain, c.Rules)
+	case DeleteChain:
+		fmt.Fprintf(b, "@@ %s: stale chain @@\n-:%s - [0:0]\n", where, c.Chain)
+		writeRules(b, "-", c.Chain, c.Old)
+	case ReplaceChain:
+		fmt.Fprintf(b, "@@ %s: changed @@\n", where)
+		writeLineDiff(b, c.Chain, c.Old, c.Rules)
+	case InsertJump:
+		fmt.Fprintf(b, "@@ %s: missing jump @@\n", where)
+		writeRules(b, "+", c.Chain, c.Rules)
+	case DeleteJump:
+		fmt.Fprintf(b, "@@ %s: stale jump @@\n", where)
+		writeRules(b, "-", c.Chain, c.Rules)
+	}
+}
+
+func writeRules(b *strings.Builder, mark, chain string, rules []ipt.Rule) {
+	for _, r := range rules {
+		b.WriteString(mark + "-A " + chain + " " + string(r) + "\n")
+	}
+}
+
+// lineDiff diffs two rule lists line by line.
+func lineDiff(old, new []ipt.Rule) []diffmatchpatch.Diff {
+	dmp := diffmatchpatch.New()
+	a, bb, lines := dmp.DiffLinesToChars(joinRules(old), joinRules(new))
+	return dmp.DiffCharsToLines(dmp.DiffMain(a, bb, false), lines)
+}
+
+func joinRules(rules []ipt.Rule) string {
+	var b strings.Builder
+	for _, r := range rules {
+		b.WriteString(string(r) + "\n")
+	}
+	return b.String()
+}
+
+func lineDiffCounts(old, new []ipt.Rule) (added, removed int) {
+	for _, d := range lineDiff(old, new) {
+		n := strings.Count(d.Text, "\n")
+		switch d.Type {
+		case diffmatchpatch.DiffInsert:
+			added += n
+		case diffmatchpatch.DiffDelete:
+			removed += n
+		}
+	}
+	return added, removed
+}
+
+// contextLines is how many unchanged rules plan shows around a change.
+const contextLines = 3
+
+func writeLineDiff(b *strings.Builder, chain string, old, new []ipt.Rule) {
+	diffs := lineDiff(old, new)
+	for i, d := range diffs {
+		lines := strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n")
+		mark := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]
+		if d.Type == diffmatchpatch.DiffEqual {
+			mark = " "
+			lines = trimContext(lines, i > 0, i < len(diffs)-1)
+		}
+		for _, line := range lines {
+			if line == "..." {
+				b.WriteString(" ...\n")
+				continue
+			}
+			b.WriteString(mark + "-A " + chain + " " + strings.TrimSuffix(line, "\n") + "\n")
+		}
+	}
+}
+
+// trimContext keeps the unchanged lines next to changes: the first ones
+// after a change, the last ones before one, "..." for what is cut.
+func trimContext(lines []string, afterChange, beforeChange bool) []string {
+	keepHead, keepTail := 0, 0
+	if afterChange {
+		keepHead = contextLines
+	}
+	if beforeChange {
+		keepTail = contextLines
+	}
+	if len(lines) <= keepHead+keepTail {
+		return lines
+	}
+	out := append([]string{}, lines[:keepHead]...)
+	out = append(out, "...")
+	return append(out, lines[len(lines)-keepTail:]...)
+}

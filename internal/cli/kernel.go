@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// kernelFlags are the options of the commands that read or change the
+// kernel: plan, apply and reset.
+type kernelFlags struct {
+	backend  string
+	lockFile string
+	lockWait time.Duration
+}
+
+func (k *kernelFlags) addFlags(fs *pflag.FlagSet, locking bool) {
+	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
+	if locking {
+		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
+		fs.DurationVar(&k.lockWait, "lock-wait", 0, "how long to wait for another run to finish (0: fail at once)")
+	}
+}
+
+// iptablesClient returns a client for the chosen or detected backend.
+func (k *kernelFlags) iptablesClient(ctx context.Context) (*applyipt.Client, error) {
+	b, err := applyipt.ParseBackend(k.backend)
+	if err != nil {
+		return nil, err
+	}
+	ex := applyipt.OSExec{}
+	if b == "" {
+		if b, err = applyipt.DetectBackend(ctx, ex); err != nil {
+			return nil, err
+		}
+	}
+	return &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5}, nil
+}
+
+func (k *kernelFlags) lock() (*lock.Lock, error) {
+	return lock.Acquire(k.lockFile, k.lockWait)
+}
+
+// desired is the rendered state of every selected family.
+type desired struct {
+	tables   *cluster.Tables
+	families []cluster.Family
+	iptables []*ipt.Ruleset
+	cfg      render.Config
+}
+
+// renderDesired loads the cluster state and renders the selected mode.
+func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags) (*desired, error) {
+	src.complete(cmd, c.proxy)
+	if err := src.validate(); err != nil {
+		return nil, err
+	}
+	mode, err := c.proxy.mode()
+	if err != nil {
+		return nil, err
+	}
+	if mode != ModeIPTables {
+		return nil, fmt.Errorf("--mode %s: not implemented yet; use --mode=iptables", mode)
+	}
+	d := &desired{}
+	if d.families, err = c.proxy.families(); err != nil {
+		return nil, err
+	}
+	if d.cfg, err = c.proxy.RenderConfig(); err != nil {
+		return nil, err
+	}
+	snap, err := c.load(cmd.Context(), src)
+	if err != nil {
+		return nil, err
+	}
+	if d.tables, err = c.tables(snap); err != nil {
+		return nil, err
+	}
+	for _, f := range d.families {
+		d.iptables = append(d.iptables, render.IPTables(d.tables.ForFamily(f), d.cfg))
+	}
+	return d, nil
+}
+
+// ensureRouteLocalnet sets net.ipv4.conf.all.route_localnet=1 when
+// NodePorts must answer on 127.0.0.1, as kube-proxy does.
+func ensureRouteLocalnet(d *desired) error {
+	if !render.LocalhostNodePorts(d.tables.IPv4, d.cfg) {
+		return nil
+	}
+	const path = "/proc/sys/net/ipv4/conf/all/route_localnet"
+	if cur, err := os.ReadFile(path); err == nil && len(cur) > 0 && cur[0] == '1' {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("set route_localnet for localhost NodePorts (or pass --iptables-localhost-nodeports=false): %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+)
+
+// PlanOptions are the options of `plan`.
+type PlanOptions struct {
+	*common
+	source sourceFlags
+	kernel kernelFlags
+	output string
+}
+
+func newPlanCommand(c *common) *cobra.Command {
+	o := &PlanOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what apply would change in this node's kernel",
+		Long: `Render the desired rules, read the live rules from this node's kernel, and
+print the difference as a unified diff in the mode's native syntax. Only the
+rules the tool owns are compared; everything else is left out.
+
+Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
+		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+  kubectl svcproxy plan -f snapshot.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.output != "text" && o.output != "json" && o.output != "yaml" {
+				return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
+			}
+			return o.Run(cmd)
+		},
+	}
+	o.source.addFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags(), false)
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	return cmd
+}
+
+// Run renders, reads the kernel and prints the plan.
+func (o *PlanOptions) Run(cmd *cobra.Command) error {
+	d, err := o.renderDesired(cmd, &o.source)
+	if err != nil {
+		return err
+	}
+	client, err := o.kernel.iptablesClient(cmd.Context())
+	if err != nil {
+		return err
+	}
+	plans, err := client.Plan(cmd.Context(), d.iptables)
+	if err != nil {
+		return err
+	}
+	if err := writePlans(o.streams.Out, o.output, client, plans); err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if !p.Changes.Empty() {
+			return ErrChanges
+		}
+	}
+	return nil
+}
+
+// planReport is the data form of a plan.
+type planReport struct {
+	Backend string                    `json:"backend"`
+	Summary diff.Summary              `json:"summary"`
+	Sets    []*diff.IPTablesChangeSet `json:"changeSets"`
+}
+
+func writePlans(w io.Writer, format string, client *applyipt.Client, plans []*applyipt.Plan) error {
+	report := planReport{Backend: "iptables-" + string(client.Backend)}
+	for _, p := range plans {
+		report.Summary.Add(p.Changes.Summary())
+		report.Sets = append(report.Sets, p.Changes)
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	case "yaml":
+		data, err := yaml.Marshal(report)
+		if err == nil {
+			_, err = w.Write(data)
+		}
+		return err
+	}
+	for _, p := range plans {
+		if err := p.Changes.WriteText(w, report.Backend); err != nil {
+			return err
+		}
+	}
+	if report.Summary == (diff.Summary{}) {
+		_, err := fmt.Fprintf(w, "No changes: the node's %s rules match the cluster.\n", report.Backend)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "Plan: %s\n", report.Summary)
+	return err
+}

@@ -40,8 +40,8 @@ type IPTablesChange struct {
 type IPTablesChangeSet struct {
 	Family  cluster.Family   `json:"family"`
 	Changes []IPTablesChange `json:"changes"`
-	// Kept lists owned chains left in place although not wanted, because a
-	// rule the tool does not own still jumps to them.
+	// Kept lists owned chains that are not wanted but stay, emptied, because
+	// a rule the tool does not own still jumps to them.
 	Kept []string `json:"kept,omitempty"`
 }
 
@@ -118,7 +118,11 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table) {
 			continue // kubelet's chain: never deleted
 		}
 		if refs[lc.Name] {
+			// A foreign rule jumps here: keep the chain, but empty it.
 			cs.Kept = append(cs.Kept, string(lt.Name)+"/"+lc.Name)
+			if len(lc.Rules) > 0 {
+				creates = append(creates, IPTablesChange{Verb: ReplaceChain, Table: lt.Name, Chain: lc.Name, Old: lc.Rules})
+			}
 			continue
 		}
 		deletes = append(deletes, IPTablesChange{Verb: DeleteChain, Table: lt.Name, Chain: lc.Name, Old: lc.Rules})

@@ -71,7 +71,7 @@ func (cs *IPTablesChangeSet) WriteText(w io.Writer, liveName string) error {
 		writeChange(&b, c)
 	}
 	for _, k := range cs.Kept {
-		fmt.Fprintf(&b, "# kept %s: not wanted, but a rule the tool does not own still jumps to it\n", k)
+		fmt.Fprintf(&b, "# kept %s (emptied): not wanted, but a rule the tool does not own still jumps to it\n", k)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,6 +2,7 @@ package iptables
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -11,8 +12,9 @@ import (
 // table's changes in one transaction, or nil when the table has none.
 //
 // A chain line flushes an existing user-defined chain under --noflush, so
-// every chain that is created, replaced or deleted is declared first, with
-// the built-in chains that get jump rules; then come the rules of
+// every chain that is created, rewritten or deleted is declared first, with
+// the built-in chains that get jump rules; a changed chain whose line diff
+// is shorter than the chain is edited in place by rule number instead; then come the rules of
 // created and replaced chains, the jump insertions (at position 1, as
 // kube-proxy prepends them) and deletions, and last the -X of deleted
 // chains, after every rule that jumped to them is gone.
@@ -36,8 +38,14 @@ func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend)
 		b.WriteString("-S\n")
 	}
 	declared := map[string]bool{}
+	edits := map[string][]diff.Edit{}
 	for _, c := range changes {
 		if c.Table != table || declared[c.Chain] {
+			continue
+		}
+		if e, ok := c.Edits(); ok {
+			// Edited in place: declaring the chain would flush it.
+			edits[c.Chain] = e
 			continue
 		}
 		// A built-in chain declared with policy "-" keeps its policy and
@@ -48,6 +56,10 @@ func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend)
 	}
 	for _, c := range changes {
 		if c.Table != table {
+			continue
+		}
+		if e, ok := edits[c.Chain]; ok {
+			writeEdits(&b, c.Chain, e)
 			continue
 		}
 		switch c.Verb {
@@ -68,4 +80,14 @@ func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend)
 	}
 	b.WriteString("COMMIT\n")
 	return b.Bytes()
+}
+
+func writeEdits(b *bytes.Buffer, chain string, edits []diff.Edit) {
+	for _, e := range edits {
+		if e.Insert {
+			fmt.Fprintf(b, "-I %s %d %s\n", chain, e.Pos, e.Rule)
+		} else {
+			fmt.Fprintf(b, "-D %s %d\n", chain, e.Pos)
+		}
+	}
 }

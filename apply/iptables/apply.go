@@ -78,8 +78,17 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // before, so the kernel ends either fully applied or as it was.
 func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 	steps := c.Steps(plans)
+	if len(steps) == 0 {
+		return nil
+	}
+	var genBefore uint32
+	var genErr error = errors.New("no cache")
+	if c.cacheUsable() {
+		genBefore, genErr = c.Generation()
+	}
 	for i, s := range steps {
 		if err := c.Restore(ctx, s.Family, s.Script); err != nil {
+			c.forgetAll(plans)
 			ae := &ApplyError{Step: s, Err: err}
 			if i > 0 {
 				ae.Rollback = c.undo(context.WithoutCancel(ctx), plans, steps[:i])
@@ -88,7 +97,36 @@ func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 			return ae
 		}
 	}
+	if genErr == nil {
+		c.remember(plans, genBefore, len(steps))
+	}
 	return nil
+}
+
+// remember caches what the kernel now holds, computed from the plans, when
+// the generation moved by exactly the restores just run: every commit since
+// the reads was ours. Otherwise the next read dumps afresh.
+func (c *Client) remember(plans []*Plan, before uint32, commits int) {
+	after, err := c.Generation()
+	if err != nil || after-before != uint32(commits) {
+		c.forgetAll(plans)
+		return
+	}
+	for _, p := range plans {
+		if err := c.store(diff.ReplayIPTables(p.Live, p.Changes), after); err != nil {
+			c.forgetAll(plans)
+			return
+		}
+	}
+}
+
+func (c *Client) forgetAll(plans []*Plan) {
+	if !c.cacheUsable() {
+		return
+	}
+	for _, p := range plans {
+		c.forget(p.Live.Family)
+	}
 }
 
 // undo restores the owned part of each table written by done to what Plan

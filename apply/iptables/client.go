@@ -57,6 +57,11 @@ type Client struct {
 	Backend Backend
 	// WaitSeconds is how long restore waits for the xtables lock (-w).
 	WaitSeconds int
+	// CacheDir and Generation enable the nf_tables dump cache (see
+	// cache.go): Generation reads the generation ID of the same network
+	// namespace that Exec works in. Either unset disables it.
+	CacheDir   string
+	Generation func() (uint32, error)
 }
 
 // tool returns the binary of the backend for a family: "iptables-nft-save".
@@ -71,8 +76,34 @@ func (c *Client) tool(family cluster.Family, what string) string {
 // Tables are the tables the tool writes, in the order it writes them.
 var Tables = []ipt.TableName{ipt.Filter, ipt.NAT}
 
-// Read dumps the filter and nat tables of one family.
+// Read returns the filter and nat tables of one family: from the cache
+// when the nf_tables generation has not moved since they were dumped,
+// otherwise dumped afresh.
 func (c *Client) Read(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {
+	if !c.cacheUsable() {
+		return c.dump(ctx, family)
+	}
+	before, err := c.Generation()
+	if err != nil {
+		return c.dump(ctx, family)
+	}
+	if rs := c.cached(family, before); rs != nil {
+		return rs, nil
+	}
+	rs, err := c.dump(ctx, family)
+	if err != nil {
+		return nil, err
+	}
+	if after, err := c.Generation(); err == nil && after == before {
+		if err := c.store(rs, after); err != nil {
+			c.forget(family)
+		}
+	}
+	return rs, nil
+}
+
+// dump runs iptables-save for the filter and nat tables of one family.
+func (c *Client) dump(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {
 	var all []byte
 	for _, t := range Tables {
 		out, err := c.Exec.Run(ctx, nil, c.tool(family, "save"), "-t", string(t))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
@@ -31,10 +32,14 @@ func (e nsExec) Run(ctx context.Context, stdin []byte, name string, args ...stri
 type recordingExec struct {
 	inner    applyipt.Execer
 	restores [][]byte
+	saves    int
 	failOn   int
 }
 
 func (e *recordingExec) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	if strings.HasSuffix(name, "-save") {
+		e.saves++
+	}
 	if strings.HasSuffix(name, "-restore") {
 		e.restores = append(e.restores, stdin)
 		if len(e.restores) == e.failOn {
@@ -65,7 +70,20 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	requireKernel(t, b)
 	lab := netlab.New(t)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
-	return &node{lab: lab, rec: rec, client: &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5}}
+	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, CacheDir: t.TempDir(), Generation: generation(lab.Node())}
+	return &node{lab: lab, rec: rec, client: client}
+}
+
+// generation reads the nf_tables generation of a lab namespace.
+func generation(ns netlab.NS) func() (uint32, error) {
+	return func() (uint32, error) {
+		var gen uint32
+		err := ns.Do(func() (err error) {
+			gen, err = nftgen.Read()
+			return err
+		})
+		return gen, err
+	}
 }
 
 // sh runs an iptables command line in the node namespace.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
@@ -155,4 +156,41 @@ func TestDriftIsFoundAndRepaired(t *testing.T) {
 			assertReaches(t, n, webIP, "a", "b")
 		})
 	}
+}
+
+// TestCacheIsExact checks the nf_tables dump cache: after an apply, what
+// the cache holds equals a fresh dump, and a change by anyone else (here
+// one rule edited with iptables-nft) is seen by the next plan.
+func TestCacheIsExact(t *testing.T) {
+	n := newNode(t, applyipt.NFT)
+	withPods(t, n)
+	n.ipt(t, "-t nat -A PREROUTING -s 192.0.2.7/32 -j ACCEPT")
+	snap := snapshot(web("10.244.0.11", "10.244.1.12"), other("10.244.0.13"))
+	n.apply(t, snap)
+	n.apply(t, snapshot(web("10.244.0.11"), other("10.244.0.13", "10.244.1.12")))
+
+	savesBefore := n.rec.saves
+	cached := n.read(t)
+	if n.rec.saves != savesBefore {
+		t.Errorf("the read after an apply ran iptables-nft-save; it should come from the cache")
+	}
+	fresh, err := (&applyipt.Client{Exec: nsExec{ns: n.lab.Node().Name()}, Backend: applyipt.NFT}).Read(context.Background(), cluster.IPv4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff.IPTables(diff.OwnedIPTables(fresh), cached); !d.Empty() {
+		var b strings.Builder
+		d.WriteText(&b, "cache")
+		t.Fatalf("the cache differs from the kernel:\n%s", b.String())
+	}
+	if foreignView(cached) != foreignView(fresh) {
+		t.Fatalf("the cache's foreign rules differ from the kernel's:\n%s\n%s", foreignView(cached), foreignView(fresh))
+	}
+	n.ipt(t, "-t nat -R KUBE-MARK-MASQ 1 -j MARK --set-xmark 0x8000/0x8000")
+	snap = snapshot(web("10.244.0.11"), other("10.244.0.13", "10.244.1.12"))
+	if changes := n.plan(t, snap)[0].Changes; changes.Empty() {
+		t.Fatal("a rule edited behind the cache's back was not noticed")
+	}
+	n.apply(t, snap)
+	n.assertNoChanges(t, snap)
 }

@@ -60,13 +60,15 @@ func (e *ParseError) Error() string {
 func Parse(data []byte, family cluster.Family) (*Ruleset, error) {
 	rs := &Ruleset{Family: family}
 	var cur *Table
+	// One conversion; every rule is then a substring of it, with no copy.
+	text := string(data)
 	lineNo := 0
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+	for len(text) > 0 {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
 		} else {
-			line, data = data, nil
+			line, text = text, ""
 		}
 		lineNo++
 		if err := parseLine(rs, &cur, line, lineNo); err != nil {
@@ -79,8 +81,8 @@ func Parse(data []byte, family cluster.Family) (*Ruleset, error) {
 	return rs, nil
 }
 
-func parseLine(rs *Ruleset, cur **Table, raw []byte, lineNo int) error {
-	line := strings.TrimRight(string(raw), " \r")
+func parseLine(rs *Ruleset, cur **Table, raw string, lineNo int) error {
+	line := strings.TrimRight(raw, " \r")
 	perr := func(msg string) error { return &ParseError{Line: lineNo, Text: line, Msg: msg} }
 	if line == "" || line[0] == '#' {
 		return nil
@@ -115,7 +117,7 @@ func parseLine(rs *Ruleset, cur **Table, raw []byte, lineNo int) error {
 		if (*cur).Chain(f[0]) != nil {
 			return perr("chain declared twice")
 		}
-		(*cur).Chains = append((*cur).Chains, &Chain{Name: f[0], Policy: f[1]})
+		(*cur).AddChain(&Chain{Name: f[0], Policy: f[1]})
 	default:
 		return parseRule(*cur, stripCounters(line), perr)
 	}

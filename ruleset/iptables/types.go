@@ -76,13 +76,26 @@ func (rs *Ruleset) Table(name TableName) *Table {
 
 // Chain returns the named chain, or nil.
 func (t *Table) Chain(name string) *Chain {
-	if t.index == nil || len(t.index) != len(t.Chains) {
-		t.index = make(map[string]*Chain, len(t.Chains))
+	if len(t.index) != len(t.Chains) {
+		// Chains were set or appended directly: index what is new.
+		if t.index == nil || len(t.index) > len(t.Chains) {
+			t.index = make(map[string]*Chain, len(t.Chains))
+		}
 		for _, c := range t.Chains {
-			t.index[c.Name] = c
+			if _, ok := t.index[c.Name]; !ok {
+				t.index[c.Name] = c
+			}
 		}
 	}
 	return t.index[name]
+}
+
+// AddChain appends a chain, keeping the name index current.
+func (t *Table) AddChain(c *Chain) {
+	t.Chains = append(t.Chains, c)
+	if t.index != nil && len(t.index) == len(t.Chains)-1 {
+		t.index[c.Name] = c
+	}
 }
 
 // Equal reports whether two rulesets hold the same tables, chains and rules

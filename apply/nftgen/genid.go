@@ -1,0 +1,38 @@
+// Package nftgen reads nf_tables' ruleset generation ID, which the kernel
+// increments on every committed nf_tables transaction in a network
+// namespace, whoever makes it. An unchanged ID means an unchanged ruleset,
+// so a copy read at that ID is still exact.
+package nftgen
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// Read returns the current generation ID of the calling thread's network namespace.
+func Read() (uint32, error) {
+	req := nl.NewNetlinkRequest(unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_GETGEN, 0)
+	req.AddData(&nl.Nfgenmsg{NfgenFamily: unix.AF_UNSPEC, Version: nl.NFNETLINK_V0})
+	msgs, err := req.Execute(unix.NETLINK_NETFILTER, 0)
+	if err != nil {
+		return 0, fmt.Errorf("read nf_tables generation: %w", err)
+	}
+	for _, m := range msgs {
+		if len(m) < 4 {
+			continue
+		}
+		attrs, err := nl.ParseRouteAttr(m[4:])
+		if err != nil {
+			return 0, fmt.Errorf("read nf_tables generation: %w", err)
+		}
+		for _, a := range attrs {
+			if a.Attr.Type == unix.NFTA_GEN_ID && len(a.Value) >= 4 {
+				return binary.BigEndian.Uint32(a.Value), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("read nf_tables generation: no NFTA_GEN_ID in the answer")
+}

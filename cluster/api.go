@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// FromAPI reads a snapshot from the API server: every Service, discovery/v1
+// EndpointSlice and networking/v1 ServiceCIDR, and the one Node named
+// nodeName (not all Nodes, so that read access to one Node suffices). Lists
+// use resourceVersion "0" so the API server's watch cache answers, as it
+// does for kube-proxy's informers.
+//
+// A server without the ServiceCIDR API (NotFound), or credentials not allowed
+// to list it (Forbidden), give no ServiceCIDRs and a warning; a missing Node
+// is an error for which IsNodeNotFound is true.
+func FromAPI(ctx context.Context, client kubernetes.Interface, nodeName string) (*Snapshot, error) {
+	if nodeName == "" {
+		return nil, errors.New("no node name given")
+	}
+	fromCache := metav1.ListOptions{ResourceVersion: "0"}
+	s := &Snapshot{}
+
+	node, err := client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{ResourceVersion: "0"})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &nodeNotFoundError{name: nodeName, err: err}
+	case err != nil:
+		return nil, fmt.Errorf("get node %q: %w", nodeName, err)
+	}
+	s.Nodes = append(s.Nodes, *node)
+
+	services, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, fromCache)
+	if err != nil {
+		return nil, fmt.Errorf("list services: %w", err)
+	}
+	s.Services = services.Items
+
+	slices, err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, fromCache)
+	if err != nil {
+		return nil, fmt.Errorf("list endpointslices: %w", err)
+	}
+	s.EndpointSlices = slices.Items
+
+	cidrs, err := client.NetworkingV1().ServiceCIDRs().List(ctx, fromCache)
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		s.Warnings = append(s.Warnings, Warning{
+			Object:  "servicecidrs",
+			Message: fmt.Sprintf("cannot list (%v): continuing without ServiceCIDRs", err),
+		})
+	case err != nil:
+		return nil, fmt.Errorf("list servicecidrs: %w", err)
+	default:
+		s.ServiceCIDRs = cidrs.Items
+	}
+
+	s.normalize()
+	return s, nil
+}
+
+// nodeNotFoundError is a Node that does not exist, in the API (err is the
+// API error, so apierrors.IsNotFound is true for it too) or in a snapshot
+// (have lists the Nodes it holds).
+type nodeNotFoundError struct {
+	name string
+	err  error
+	have []string
+}
+
+func (e *nodeNotFoundError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("node %q not found", e.name)
+	}
+	return fmt.Sprintf("node %q not found in snapshot (have: %s)", e.name, strings.Join(e.have, ", "))
+}
+
+func (e *nodeNotFoundError) Unwrap() error { return e.err }
+
+// IsNodeNotFound reports whether err says the requested Node does not exist,
+// from FromAPI or from Build.
+func IsNodeNotFound(err error) bool {
+	var nf *nodeNotFoundError
+	return errors.As(err, &nf)
+}

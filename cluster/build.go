@@ -1,0 +1,275 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// Label keys kube-proxy's informers filter on (cmd/kube-proxy/app/server.go).
+const (
+	// labelServiceProxyName marks Services (and their EndpointSlices) that
+	// another proxy implements; kube-proxy ignores both.
+	labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+	// labelHeadless marks the EndpointSlices of headless Services.
+	labelHeadless = corev1.IsHeadlessService
+)
+
+// defaultAffinityTimeoutSeconds is the API's default for
+// sessionAffinityConfig.clientIP.timeoutSeconds (3 hours).
+const defaultAffinityTimeoutSeconds = 10800
+
+// Config says which node to build the tables for and what to take from
+// configuration rather than from the snapshot, like kube-proxy's flags.
+type Config struct {
+	// NodeName is the node the tables are for (kube-proxy's --hostname-override).
+	// When empty and the snapshot holds exactly one Node, that Node is used.
+	NodeName string
+	// NodeIPs overrides the node's IPs (kube-proxy's --node-ip). When empty they
+	// come from the Node's status.addresses: the first InternalIP, else
+	// ExternalIP, of each family, as kube-proxy's GetNodeHostIPs picks them.
+	NodeIPs []netip.Addr
+	// ServiceCIDRs overrides the cluster's Service ranges. When empty they are
+	// the spec.cidrs of the snapshot's ServiceCIDR objects.
+	ServiceCIDRs []netip.Prefix
+}
+
+// Warning is something Build or Decode skipped or tolerated, naming the
+// object it is about.
+type Warning struct {
+	Object  string // "service ns1/web", "endpointslice ns1/web-abc", "snapshot.yaml: document 3 (Pod ns/x)"
+	Message string // `invalid clusterIP "10.0.0.300": skipped`
+}
+
+func (w Warning) String() string {
+	if w.Object == "" {
+		return w.Message
+	}
+	return w.Object + ": " + w.Message
+}
+
+// Tables holds the node-local ServiceTable of each family. Both are always
+// non-nil; a family the cluster does not use has no ports.
+type Tables struct {
+	IPv4, IPv6 *ServiceTable
+}
+
+// ForFamily returns the table of family f, or nil for an unknown family.
+func (t *Tables) ForFamily(f Family) *ServiceTable {
+	switch f {
+	case IPv4:
+		return t.IPv4
+	case IPv6:
+		return t.IPv6
+	}
+	return nil
+}
+
+// Build computes, for the node cfg.NodeName, the Service ports kube-proxy
+// v1.37 would program and the endpoints each traffic policy would use.
+//
+// Invalid data never aborts the build: the object, port, address or field at
+// fault is left out with a Warning, and everything else is built. The only
+// errors are about the node: a snapshot that has Nodes but not this one, or
+// no node name while the snapshot has several. The warnings returned are
+// Build's own; those in s.Warnings, from loading, are not repeated.
+func Build(s *Snapshot, cfg Config) (*Tables, []Warning, error) {
+	if s == nil {
+		s = &Snapshot{}
+	}
+	b := &builder{nodeName: cfg.NodeName}
+	node, err := b.findNode(s.Nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	tables := &Tables{IPv4: b.newTable(IPv4), IPv6: b.newTable(IPv6)}
+	b.describeNode(tables, node, cfg.NodeIPs)
+	b.addServiceCIDRs(tables, s, cfg.ServiceCIDRs)
+
+	var services []*service
+	for _, i := range sortedBy(s.Services, func(svc *corev1.Service) string { return objectName(&svc.ObjectMeta) }) {
+		if svc := b.parseService(&s.Services[i]); svc != nil {
+			services = append(services, svc)
+		}
+	}
+	for _, t := range []*ServiceTable{tables.IPv4, tables.IPv6} {
+		endpoints := b.endpointsByPort(s.EndpointSlices, t.Family)
+		for _, svc := range services {
+			for _, sp := range svc.portsFor(t.Family) {
+				sp.AllEndpoints = endpoints[sp.Name]
+				categorize(&sp, b.nodeName, t.Node.Zone)
+				t.Ports = append(t.Ports, sp)
+			}
+		}
+		slices.SortFunc(t.Ports, func(a, b ServicePort) int {
+			return cmp.Or(cmp.Compare(a.Name.String(), b.Name.String()), cmp.Compare(a.Name.Protocol, b.Name.Protocol))
+		})
+	}
+	return tables, b.warnings, nil
+}
+
+// builder carries what Build accumulates.
+type builder struct {
+	nodeName string // the node endpoints are local to; may be empty
+	warnings []Warning
+}
+
+func (b *builder) warn(object, format string, args ...any) {
+	b.warnings = append(b.warnings, Warning{Object: object, Message: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) newTable(f Family) *ServiceTable {
+	return &ServiceTable{Family: f, Node: Node{Name: b.nodeName}, Ports: []ServicePort{}}
+}
+
+// sortedBy returns the indices of list in the order of key, so that Build's
+// output and warnings do not depend on the order of a hand-built Snapshot.
+func sortedBy[T any](list []T, key func(*T) string) []int {
+	idx := make([]int, len(list))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(key(&list[a]), key(&list[b])) })
+	return idx
+}
+
+// findNode returns the Node named b.nodeName, or nil when the snapshot has
+// no Nodes at all.
+func (b *builder) findNode(nodes []corev1.Node) (*corev1.Node, error) {
+	if len(nodes) == 0 {
+		b.warn(strings.TrimSpace("node "+b.nodeName), "the snapshot has no Node objects: node IPs come only from configuration, and there is no topology zone")
+		return nil, nil
+	}
+	var names []string
+	for i := range nodes {
+		if nodes[i].Name == b.nodeName {
+			return &nodes[i], nil
+		}
+		names = append(names, nodes[i].Name)
+	}
+	if b.nodeName == "" {
+		if len(nodes) == 1 {
+			b.nodeName = nodes[0].Name
+			return &nodes[0], nil
+		}
+		return nil, fmt.Errorf("no node name given, and the snapshot has several Nodes (have: %s)", joinNames(names))
+	}
+	return nil, &nodeNotFoundError{name: b.nodeName, have: sortedNames(names)}
+}
+
+func joinNames(names []string) string { return strings.Join(sortedNames(names), ", ") }
+
+func sortedNames(names []string) []string {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	return names
+}
+
+// describeNode fills in each table's Node: IPs, PodCIDRs and zone.
+func (b *builder) describeNode(tables *Tables, node *corev1.Node, override []netip.Addr) {
+	for _, ip := range override {
+		if !ip.IsValid() {
+			b.warn("config", "invalid node IP %v: ignored", ip)
+			continue
+		}
+		t := tables.ForFamily(FamilyOf(ip))
+		t.Node.IPs = append(t.Node.IPs, ip.Unmap())
+	}
+	if node == nil {
+		return
+	}
+	object := "node " + node.Name
+	zone := node.Labels[corev1.LabelTopologyZone]
+	tables.IPv4.Node.Zone, tables.IPv6.Node.Zone = zone, zone
+	if len(override) == 0 {
+		for _, ip := range b.nodeHostIPs(node) {
+			t := tables.ForFamily(FamilyOf(ip))
+			t.Node.IPs = append(t.Node.IPs, ip)
+		}
+	}
+	cidrs, field := node.Spec.PodCIDRs, "podCIDRs"
+	if len(cidrs) == 0 && node.Spec.PodCIDR != "" {
+		cidrs, field = []string{node.Spec.PodCIDR}, "podCIDR"
+	}
+	for i, c := range cidrs {
+		p, err := parsePrefix(c)
+		if err != nil {
+			b.warn(object, "invalid spec.%s[%d] %q: ignored", field, i, c)
+			continue
+		}
+		t := tables.ForFamily(FamilyOf(p.Addr()))
+		t.Node.PodCIDRs = append(t.Node.PodCIDRs, p)
+	}
+}
+
+// nodeHostIPs is kube-proxy's GetNodeHostIPs: InternalIPs first, then
+// ExternalIPs; the first of them is primary, and the first one of the other
+// family, if any, is secondary.
+func (b *builder) nodeHostIPs(node *corev1.Node) []netip.Addr {
+	var all []netip.Addr
+	for _, typ := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP} {
+		for i, a := range node.Status.Addresses {
+			if a.Type != typ {
+				continue
+			}
+			ip, err := parseIP(a.Address)
+			if err != nil {
+				b.warn("node "+node.Name, "invalid status.addresses[%d] %q: ignored", i, a.Address)
+				continue
+			}
+			all = append(all, ip)
+		}
+	}
+	if len(all) == 0 {
+		b.warn("node "+node.Name, "no InternalIP or ExternalIP in status.addresses: node IPs unknown")
+		return nil
+	}
+	ips := all[:1]
+	for _, ip := range all[1:] {
+		if FamilyOf(ip) != FamilyOf(ips[0]) {
+			return append(ips, ip)
+		}
+	}
+	return ips
+}
+
+// addServiceCIDRs fills in each table's ServiceCIDRs, deduplicated and
+// sorted (kube-proxy keeps them in a set).
+func (b *builder) addServiceCIDRs(tables *Tables, s *Snapshot, override []netip.Prefix) {
+	all := slices.Clone(override)
+	if len(override) == 0 {
+		for _, i := range sortedBy(s.ServiceCIDRs, func(c *networkingv1.ServiceCIDR) string { return c.Name }) {
+			sc := &s.ServiceCIDRs[i]
+			for j, c := range sc.Spec.CIDRs {
+				p, err := parsePrefix(c)
+				if err != nil {
+					b.warn("servicecidr "+sc.Name, "invalid spec.cidrs[%d] %q: ignored", j, c)
+					continue
+				}
+				all = append(all, p)
+			}
+		}
+	}
+	for _, p := range all {
+		if !p.IsValid() {
+			b.warn("config", "invalid service CIDR %v: ignored", p)
+			continue
+		}
+		t := tables.ForFamily(FamilyOf(p.Addr()))
+		if !slices.Contains(t.ServiceCIDRs, p.Masked()) {
+			t.ServiceCIDRs = append(t.ServiceCIDRs, p.Masked())
+		}
+	}
+	for _, t := range []*ServiceTable{tables.IPv4, tables.IPv6} {
+		slices.SortFunc(t.ServiceCIDRs, comparePrefix)
+	}
+}
+
+func comparePrefix(a, b netip.Prefix) int {
+	return cmp.Or(a.Addr().Compare(b.Addr()), cmp.Compare(a.Bits(), b.Bits()))
+}

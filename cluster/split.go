@@ -1,0 +1,182 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// document is one YAML document or one JSON value of a snapshot file.
+type document struct {
+	line int // 1-based line of the file where the document starts
+	data []byte
+	json bool  // data is JSON already
+	err  error // the file is broken at this document
+}
+
+// splitDocuments cuts a file into its non-empty documents. A file whose
+// first character is '{' is read as a stream of JSON values (kubectl -o json
+// prints one), unless it is not JSON but is YAML in flow style; anything
+// else as YAML documents separated by "---" lines. Documents holding only
+// blank lines and comments are dropped here, so document numbers count what
+// a reader sees.
+func splitDocuments(data []byte) []document {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		return splitYAML(data)
+	}
+	docs := splitJSON(data)
+	if len(docs) != 1 || docs[0].err == nil {
+		return docs // JSON, or a JSON stream broken after its first value
+	}
+	yamlDocs := splitYAML(data)
+	for _, d := range yamlDocs {
+		if _, err := yamlToJSON(d.data, d.line); err != nil {
+			return docs // broken either way: report the JSON error
+		}
+	}
+	return yamlDocs
+}
+
+func splitJSON(data []byte) []document {
+	var docs []document
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		start := dec.InputOffset()
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		doc := document{line: lineAt(data, skipSpace(data, start)), data: raw, json: true}
+		if err != nil {
+			doc.err = jsonSyntaxError(data, err)
+			return append(docs, doc)
+		}
+		docs = append(docs, doc)
+	}
+}
+
+func skipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n"), data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// lineAt is the 1-based line holding byte offset off.
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+func jsonSyntaxError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return err
+	}
+	// Offset counts the bytes read, the offending one included.
+	pos := min(max(syn.Offset-1, 0), int64(len(data)))
+	col := pos - int64(bytes.LastIndexByte(data[:pos], '\n'))
+	return fmt.Errorf("line %d, column %d: %w", lineAt(data, pos), col, err)
+}
+
+func splitYAML(data []byte) []document {
+	var docs []document
+	var cur []byte
+	start, line := 1, 0
+	flush := func() {
+		if !blankYAML(cur) {
+			docs = append(docs, document{line: start, data: cur})
+		}
+		cur = nil
+	}
+	for rest := data; len(rest) > 0; {
+		l := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			l = rest[:i+1]
+		}
+		rest = rest[len(l):]
+		line++
+		if after, ok := documentSeparator(l); ok {
+			flush()
+			start = line + 1
+			if after != nil {
+				start = line
+			}
+			cur = append(cur, after...)
+			continue
+		}
+		if bytes.Equal(bytes.TrimRight(l, " \t\r\n"), []byte("...")) {
+			continue // document end marker
+		}
+		cur = append(cur, l...)
+	}
+	flush()
+	return docs
+}
+
+// documentSeparator reports whether line is a "---" document start, and
+// returns what follows it on the line, if content ("--- {a: 1}").
+func documentSeparator(line []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte("---"))
+	if !ok {
+		return nil, false
+	}
+	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\r' && rest[0] != '\n' {
+		return nil, false // "----" or "---x" is content
+	}
+	trimmed := bytes.TrimSpace(rest)
+	if len(trimmed) == 0 || trimmed[0] == '#' {
+		return nil, true
+	}
+	return append(trimmed, '\n'), true
+}
+
+// blankYAML reports whether doc holds only blank lines, comments and directives.
+func blankYAML(doc []byte) bool {
+	for _, l := range bytes.Split(doc, []byte("\n")) {
+		l = bytes.TrimSpace(l)
+		if len(l) > 0 && l[0] != '#' && l[0] != '%' {
+			return false
+		}
+	}
+	return true
+}
+
+var yamlLineRE = regexp.MustCompile(`\bline (\d+)`)
+
+// yamlToJSON converts one YAML document, rejecting duplicate keys, and makes
+// the line numbers in errors count from the start of the file. The YAML
+// parser is third-party code fed untrusted input; a panic in it becomes an
+// error.
+func yamlToJSON(doc []byte, startLine int) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("YAML parser failed: %v", r)
+		}
+	}()
+	out, err = yaml.YAMLToJSONStrict(doc)
+	if err == nil {
+		return out, nil
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	msg := yamlLineRE.ReplaceAllStringFunc(strings.Join(lines, " "), func(m string) string {
+		n, convErr := strconv.Atoi(m[len("line "):])
+		if convErr != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+startLine-1)
+	})
+	return nil, errors.New(msg)
+}

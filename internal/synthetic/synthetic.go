@@ -1,0 +1,71 @@
+// Package synthetic builds large node-local service tables for benchmarks,
+// directly rather than through snapshots, so that what is measured is the
+// stage under test.
+package synthetic
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+)
+
+// Table returns n ClusterIP Services with one TCP port and perService ready
+// endpoints spread over ten nodes (the first one local); every tenth
+// Service is a NodePort. Endpoints live in 10.128.0.0/9.
+func Table(n, perService int) *cluster.ServiceTable {
+	t := &cluster.ServiceTable{
+		Family: cluster.IPv4,
+		Node:   cluster.Node{Name: "node1", IPs: []netip.Addr{netip.MustParseAddr("192.168.77.10")}},
+	}
+	for i := 0; i < n; i++ {
+		sp := cluster.ServicePort{
+			Name:      cluster.ServicePortName{Namespace: fmt.Sprintf("ns%d", i%50), Name: fmt.Sprintf("svc%d", i), Port: "http", Protocol: cluster.TCP},
+			ClusterIP: netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}),
+			Port:      80,
+		}
+		if i%10 == 0 {
+			sp.NodePort = int32(30000 + i%2768)
+		}
+		for j := 0; j < perService; j++ {
+			sp.AllEndpoints = append(sp.AllEndpoints, Endpoint(i, j, perService))
+		}
+		SetEndpoints(&sp, sp.AllEndpoints)
+		t.Ports = append(t.Ports, sp)
+	}
+	return t
+}
+
+// Endpoint returns endpoint j of Service i.
+func Endpoint(i, j, perService int) cluster.Endpoint {
+	k := i*perService + j
+	return cluster.Endpoint{
+		IP:       netip.AddrFrom4([4]byte{10, byte(128 + k>>16), byte(k >> 8), byte(k)}),
+		Port:     8080,
+		NodeName: fmt.Sprintf("node%d", j%10+1),
+		Local:    j%10 == 0,
+		Ready:    true, Serving: true,
+	}
+}
+
+// SetEndpoints makes eps every category of ready endpoints of sp.
+func SetEndpoints(sp *cluster.ServicePort, eps []cluster.Endpoint) {
+	sp.AllEndpoints = eps
+	sp.ClusterEndpoints = eps
+	sp.ReachableEndpoints = eps
+	sp.HasEndpoints = len(eps) > 0
+}
+
+// WithOneEndpointChanged returns a copy of t whose Service i has its last
+// endpoint replaced by a new address.
+func WithOneEndpointChanged(t *cluster.ServiceTable, i, round int) *cluster.ServiceTable {
+	c := *t
+	c.Ports = append([]cluster.ServicePort(nil), t.Ports...)
+	sp := &c.Ports[i]
+	eps := append([]cluster.Endpoint(nil), sp.AllEndpoints...)
+	last := eps[len(eps)-1]
+	last.IP = netip.AddrFrom4([4]byte{10, 127, byte(round >> 8), byte(round)})
+	eps[len(eps)-1] = last
+	SetEndpoints(sp, eps)
+	return &c
+}

@@ -1,0 +1,95 @@
+package traffic_test
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+)
+
+// iptablesBackends are the two implementations of iptables a node may use.
+var iptablesBackends = []string{"legacy", "nft"}
+
+// TestIPTablesTraffic loads the rendered iptables ruleset of every scenario
+// into a lab node with each backend and checks where real connections
+// land. Each scenario has its own lab, so all of them, for both backends,
+// run in parallel.
+func TestIPTablesTraffic(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
+	}
+	for _, backend := range iptablesBackends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			for _, tool := range []string{"iptables-" + backend + "-restore", "ip6tables-" + backend + "-restore"} {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("kernel test: %s not installed (hack/install-deps.sh installs it)", tool)
+				}
+			}
+			for _, sc := range traffic.Scenarios() {
+				t.Run(sc.Name, func(t *testing.T) {
+					t.Parallel()
+					traffic.Run(t, sc, iptablesLoader(backend))
+				})
+			}
+		})
+	}
+}
+
+// iptablesLoader renders node1's ruleset for each family with the Service
+// ports and loads it with iptables-<backend>-restore (ip6tables for IPv6)
+// into the lab's node. If the test fails, it logs what the kernel holds.
+func iptablesLoader(backend string) traffic.Loader {
+	return func(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
+		t.Helper()
+		tables, warnings, err := cluster.Build(snap, cluster.Config{NodeName: "node1"})
+		if err != nil {
+			t.Fatalf("build tables: %v", err)
+		}
+		for _, w := range warnings {
+			t.Errorf("build: %s", w)
+		}
+		cfg := render.DefaultConfig()
+		cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR, netlab.ClusterCIDRv6}
+		for _, family := range []cluster.Family{cluster.IPv4, cluster.IPv6} {
+			table := tables.ForFamily(family)
+			if family == cluster.IPv6 && len(table.Ports) == 0 {
+				continue
+			}
+			bin := "iptables-" + backend
+			if family == cluster.IPv6 {
+				bin = "ip6tables-" + backend
+			}
+			rules := render.IPTables(table, cfg).String()
+			// -w: iptables-legacy takes /run/xtables.lock, which
+			// parallel labs share.
+			if _, err := lab.Node().RunInput(t.Context(), []byte(rules), bin+"-restore", "-w", "10"); err != nil {
+				t.Fatalf("load rendered %s rules: %v\n%s", family, err, rules)
+			}
+			t.Cleanup(func() { logRulesIfFailed(t, lab, bin+"-save") })
+		}
+	}
+}
+
+// logRulesIfFailed logs the node's live ruleset, with counters, after a
+// failure: the packet counts show which rule took the connection.
+func logRulesIfFailed(t *testing.T, lab *netlab.Lab, save string) {
+	if !t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := lab.Node().Run(ctx, save, "-c")
+	if err != nil {
+		t.Logf("%s: %v", save, err)
+		return
+	}
+	t.Logf("%s -c in the node after the failure:\n%s", save, out)
+}

@@ -13,6 +13,9 @@ import (
 //  2. otherwise the backend holding more rules;
 //  3. otherwise nf_tables, the default of current distributions.
 //
+// Unlike the wrapper, it does not list legacy tables that do not exist yet:
+// listing them would create them.
+//
 // A backend whose tools are missing is never chosen; if neither is
 // installed, the error says so.
 func DetectBackend(ctx context.Context, ex Execer) (Backend, error) {
@@ -25,6 +28,15 @@ func DetectBackend(ctx context.Context, ex Execer) (Backend, error) {
 	var probes []probe
 	for _, b := range []Backend{NFT, Legacy} {
 		p := probe{backend: b}
+		if b == Legacy && !legacyTablesExist(ctx, ex) {
+			// Listing legacy tables would create them; none exist, so
+			// legacy holds no rules and no hint.
+			if _, err := ex.Run(ctx, nil, "iptables-legacy-save", "--version"); err != nil {
+				p.err = err
+			}
+			probes = append(probes, p)
+			continue
+		}
 		for _, bin := range []string{"iptables", "ip6tables"} {
 			mangle, err := ex.Run(ctx, nil, bin+"-"+string(b)+"-save", "-t", "mangle")
 			if err != nil {
@@ -75,4 +87,16 @@ func ParseBackend(s string) (Backend, error) {
 		return NFT, nil
 	}
 	return "", fmt.Errorf("--iptables-backend %q: must be auto, legacy or nft", s)
+}
+
+// legacyTablesExist reports whether any x_tables table has been
+// instantiated in the network namespace, without instantiating one.
+func legacyTablesExist(ctx context.Context, ex Execer) bool {
+	for _, f := range []string{"/proc/net/ip_tables_names", "/proc/net/ip6_tables_names"} {
+		out, err := ex.Run(ctx, nil, "cat", f)
+		if err == nil && len(bytes.TrimSpace(out)) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ package nftgen
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -35,4 +36,28 @@ func Read() (uint32, error) {
 		}
 	}
 	return 0, fmt.Errorf("read nf_tables generation: no NFTA_GEN_ID in the answer")
+}
+
+// NetnsCookie returns the calling thread's network namespace cookie: unlike
+// its inode number, it is never reused for another namespace (Linux 5.14+).
+func NetnsCookie() (uint64, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	var cookie uint64
+	size := uint32(8)
+	if err := getsockopt(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE, unsafe.Pointer(&cookie), &size); err != nil {
+		return 0, fmt.Errorf("read network namespace cookie: %w", err)
+	}
+	return cookie, nil
+}
+
+func getsockopt(fd, level, opt int, val unsafe.Pointer, size *uint32) error {
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(val), uintptr(unsafe.Pointer(size)), 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -22,10 +24,12 @@ type kernelFlags struct {
 	backend  string
 	lockFile string
 	lockWait time.Duration
+	stateDir string
 }
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet, locking bool) {
 	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
+	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "where dumps of the nf_tables backend are cached, per network namespace (empty: no cache)")
 	if locking {
 		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
 		fs.DurationVar(&k.lockWait, "lock-wait", 0, "how long to wait for another run to finish (0: fail at once)")
@@ -44,7 +48,15 @@ func (k *kernelFlags) iptablesClient(ctx context.Context) (*applyipt.Client, err
 			return nil, err
 		}
 	}
-	return &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5}, nil
+	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5}
+	if k.stateDir != "" {
+		// The cache is valid for one network namespace only.
+		if cookie, err := nftgen.NetnsCookie(); err == nil {
+			client.CacheDir = filepath.Join(k.stateDir, fmt.Sprintf("netns-%d", cookie))
+			client.Generation = nftgen.Read
+		}
+	}
+	return client, nil
 }
 
 func (k *kernelFlags) lock() (*lock.Lock, error) {

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+)
+
+// The end-to-end tests build the real binary once and run it inside a
+// netlab node namespace with `ip netns exec`, as an operator runs it on a
+// node. They never touch the test machine's own namespace or its iptables:
+// every run gets --lock-file and --state-dir inside t.TempDir(), and all
+// traffic stays between lab namespaces.
+
+// e2eBackends are the iptables backends every end-to-end test runs with.
+var e2eBackends = []string{"legacy", "nft"}
+
+// exampleArgs select the embedded example (node1), IPv4 only.
+var exampleArgs = []string{"--example", "--cluster-cidr=10.244.0.0/16", "--family=ipv4"}
+
+// cmdTimeout bounds one run of the binary or of iptables.
+const cmdTimeout = 30 * time.Second
+
+var e2eBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if e2eBuild.dir != "" {
+		os.RemoveAll(e2eBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// binary builds cmd/kubectl-svcproxy once per test binary and returns its
+// absolute path.
+func binary(t *testing.T) string {
+	t.Helper()
+	b := &e2eBuild
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "svcproxy-e2e-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "kubectl-svcproxy")
+		out, err := exec.Command("go", "build", "-o", b.bin, "../../cmd/kubectl-svcproxy").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// e2eNode is a lab whose node namespace the binary runs in, with one
+// backend.
+type e2eNode struct {
+	t       *testing.T
+	lab     *netlab.Lab
+	backend string
+	bin     string
+	dir     string // lock file, state dir, snapshot files
+}
+
+// forEachBackend runs fn in parallel subtests, one per backend, each with
+// a fresh lab.
+func forEachBackend(t *testing.T, fn func(t *testing.T, n *e2eNode)) {
+	for _, b := range e2eBackends {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newE2ENode(t, b))
+		})
+	}
+}
+
+func newE2ENode(t *testing.T, backend string) *e2eNode {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("e2e: needs root to create network namespaces and run iptables in them (CI runs it as root)")
+	}
+	for _, tool := range []string{"ip", "iptables-" + backend, "iptables-" + backend + "-save", "iptables-" + backend + "-restore"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("e2e: %s not installed (hack/install-deps.sh installs it)", tool)
+		}
+	}
+	n := &e2eNode{t: t, backend: backend, dir: t.TempDir()}
+	n.lab = netlab.New(t)
+	n.bin = binary(t)
+	return n
+}
+
+func (n *e2eNode) lockFile() string { return filepath.Join(n.dir, "svcproxy.lock") }
+
+// args puts the backend and the hermetic kernel flags after the
+// subcommand; plan takes no lock.
+func (n *e2eNode) args(sub string, rest []string) []string {
+	a := []string{sub, "--iptables-backend=" + n.backend, "--state-dir=" + filepath.Join(n.dir, "state")}
+	if sub == "apply" || sub == "reset" {
+		a = append(a, "--lock-file="+n.lockFile())
+	}
+	return append(a, rest...)
+}
+
+// command is `ip netns exec NODE [env VARS...] BIN sub flags... rest...`.
+func (n *e2eNode) command(ctx context.Context, env []string, sub string, rest ...string) *exec.Cmd {
+	argv := []string{"netns", "exec", n.lab.Node().Name()}
+	if len(env) > 0 {
+		argv = append(append(argv, "env"), env...)
+	}
+	argv = append(argv, n.bin)
+	cmd := exec.CommandContext(ctx, "ip", append(argv, n.args(sub, rest)...)...)
+	// No kubeconfig of the test machine leaks in.
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(n.dir, "no-kubeconfig"))
+	return cmd
+}
+
+// run runs the binary in the node namespace and returns what it did.
+func (n *e2eNode) run(sub string, rest ...string) result {
+	return n.runEnv(nil, sub, rest...)
+}
+
+// runEnv is run with environment variables set by env(1).
+func (n *e2eNode) runEnv(env []string, sub string, rest ...string) result {
+	ctx, cancel := context.WithTimeout(n.t.Context(), cmdTimeout)
+	defer cancel()
+	return runCmd(n.command(ctx, env, sub, rest...))
+}
+
+// result is one run of the binary.
+type result struct {
+	args   []string
+	stdout string
+	stderr string
+	code   int
+	took   time.Duration
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("%s\nexit %d after %v\n--- stdout:\n%s--- stderr:\n%s",
+		strings.Join(r.args, " "), r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
+}
+
+func runCmd(cmd *exec.Cmd) result {
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	r := result{args: cmd.Args, took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		r.code = -1
+		errOut.WriteString("(run: " + err.Error() + ")\n")
+	}
+	r.stdout, r.stderr = out.String(), errOut.String()
+	return r
+}
+
+// expect fails the test unless r exited with code and printed each of
+// want on stdout.
+func expect(t *testing.T, r result, code int, want ...string) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("want exit %d:\n%s", code, r)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stdout, w) {
+			t.Fatalf("stdout lacks %q:\n%s", w, r)
+		}
+	}
+	return r
+}
+
+// ipt runs iptables of the node's backend in the node namespace.
+func (n *e2eNode) ipt(args ...string) {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(n.t.Context(), cmdTimeout)
+	defer cancel()
+	if _, err := n.lab.Node().Run(ctx, "iptables-"+n.backend, append([]string{"-w"}, args...)...); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// save returns the node's IPv4 iptables-save output (of the given tables,
+// or all) without its '#' comment lines, which carry timestamps.
+func (n *e2eNode) save(tables ...string) string {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(n.t.Context(), cmdTimeout)
+	defer cancel()
+	if len(tables) == 0 {
+		tables = []string{""}
+	}
+	var b strings.Builder
+	for _, tb := range tables {
+		var args []string
+		if tb != "" {
+			args = []string{"-t", tb}
+		}
+		out, err := n.lab.Node().Run(ctx, "iptables-"+n.backend+"-save", args...)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		for line := range strings.Lines(string(out)) {
+			if !strings.HasPrefix(line, "#") {
+				b.WriteString(line)
+			}
+		}
+	}
+	return b.String()
+}
+
+// ownedChainRE matches the per-service and per-endpoint chains.
+var ownedChainRE = regexp.MustCompile(`(?m)^:KUBE-(SVC|SVL|EXT|FW|SEP)-[A-Z0-9]+ `)
+
+// sortedKeys returns the keys of a Spread result in order.
+func sortedKeys(m map[string]int) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

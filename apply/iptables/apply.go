@@ -16,17 +16,19 @@ type Plan struct {
 	Desired *ipt.Ruleset
 	Live    *ipt.Ruleset
 	Changes *diff.IPTablesChangeSet
+	// generation is the nf_tables generation Live is exact at, or noGeneration.
+	generation int64
 }
 
 // Plan reads the kernel for each desired family and computes the changes.
 func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, error) {
 	var plans []*Plan
 	for _, d := range desired {
-		live, err := c.Read(ctx, d.Family)
+		live, gen, err := c.readAt(ctx, d.Family)
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTables(d, live)})
+		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTables(d, live), generation: gen})
 	}
 	return plans, nil
 }
@@ -81,11 +83,6 @@ func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 	if len(steps) == 0 {
 		return nil
 	}
-	var genBefore uint32
-	var genErr error = errors.New("no cache")
-	if c.cacheUsable() {
-		genBefore, genErr = c.Generation()
-	}
 	for i, s := range steps {
 		if err := c.Restore(ctx, s.Family, s.Script); err != nil {
 			c.forgetAll(plans)
@@ -97,18 +94,27 @@ func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 			return ae
 		}
 	}
-	if genErr == nil {
-		c.remember(plans, genBefore, len(steps))
-	}
+	c.remember(plans, len(steps))
 	return nil
 }
 
 // remember caches what the kernel now holds, computed from the plans, when
-// the generation moved by exactly the restores just run: every commit since
-// the reads was ours. Otherwise the next read dumps afresh.
-func (c *Client) remember(plans []*Plan, before uint32, commits int) {
+// every plan was read at the same generation and the generation has since
+// moved by exactly the restores just run: every commit since the reads was
+// ours. Otherwise the next read dumps afresh.
+func (c *Client) remember(plans []*Plan, commits int) {
+	if !c.cacheUsable() {
+		return
+	}
+	before := plans[0].generation
+	for _, p := range plans {
+		if p.generation == noGeneration || p.generation != before {
+			c.forgetAll(plans)
+			return
+		}
+	}
 	after, err := c.Generation()
-	if err != nil || after-before != uint32(commits) {
+	if err != nil || int64(after)-before != int64(commits) {
 		c.forgetAll(plans)
 		return
 	}

@@ -80,27 +80,40 @@ var Tables = []ipt.TableName{ipt.Filter, ipt.NAT}
 // when the nf_tables generation has not moved since they were dumped,
 // otherwise dumped afresh.
 func (c *Client) Read(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {
+	rs, _, err := c.readAt(ctx, family)
+	return rs, err
+}
+
+// readAt is Read that also returns the nf_tables generation the result is
+// exact at, or noGeneration when that is unknown.
+func (c *Client) readAt(ctx context.Context, family cluster.Family) (*ipt.Ruleset, int64, error) {
 	if !c.cacheUsable() {
-		return c.dump(ctx, family)
+		rs, err := c.dump(ctx, family)
+		return rs, noGeneration, err
 	}
 	before, err := c.Generation()
 	if err != nil {
-		return c.dump(ctx, family)
+		rs, err := c.dump(ctx, family)
+		return rs, noGeneration, err
 	}
 	if rs := c.cached(family, before); rs != nil {
-		return rs, nil
+		return rs, int64(before), nil
 	}
 	rs, err := c.dump(ctx, family)
 	if err != nil {
-		return nil, err
+		return nil, noGeneration, err
 	}
 	if after, err := c.Generation(); err == nil && after == before {
 		if err := c.store(rs, after); err != nil {
 			c.forget(family)
 		}
+		return rs, int64(after), nil
 	}
-	return rs, nil
+	return rs, noGeneration, nil
 }
+
+// noGeneration marks a read whose nf_tables generation is unknown.
+const noGeneration = -1
 
 // dump runs iptables-save for the filter and nat tables of one family.
 func (c *Client) dump(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {

@@ -193,4 +193,15 @@ func TestCacheIsExact(t *testing.T) {
 	}
 	n.apply(t, snap)
 	n.assertNoChanges(t, snap)
+
+	// A change made between plan and apply must not be cached away.
+	plans := n.plan(t, snapshot(web("10.244.0.11", "10.244.1.12"), other("10.244.0.13")))
+	n.ipt(t, "-t nat -A KUBE-POSTROUTING -j ACCEPT")
+	if err := n.client.Apply(context.Background(), plans); err != nil {
+		t.Fatal(err)
+	}
+	changes := n.plan(t, snapshot(web("10.244.0.11", "10.244.1.12"), other("10.244.0.13")))[0].Changes
+	if len(changes.Changes) != 1 || changes.Changes[0].Chain != "KUBE-POSTROUTING" {
+		t.Fatalf("a rule added between plan and apply was hidden by the cache: %+v", changes.Changes)
+	}
 }

@@ -162,3 +162,35 @@ func TestKubectlPluginDiscovery(t *testing.T) {
 		t.Errorf("--help: %v\n%s", err, help)
 	}
 }
+
+func TestKubeProxyConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "kube-proxy.yaml")
+	os.WriteFile(cfg, []byte(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+clusterCIDR: 10.244.0.0/16
+hostnameOverride: node1
+iptables:
+  masqueradeBit: 12
+  localhostNodePorts: false
+`), 0o644)
+	out, stderr, code := run(t, "", "render", "--example", "--family=ipv4", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"! -s 10.244.0.0/16", "--set-xmark 0x1000/0x1000", "! -d 127.0.0.0/8"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config file not applied: output lacks %q", want)
+		}
+	}
+	// A flag on the command line wins over the file.
+	out, _, _ = run(t, "", "render", "--example", "--family=ipv4", "--config", cfg, "--masquerade-bit=13")
+	if !strings.Contains(out, "0x2000/0x2000") {
+		t.Errorf("--masquerade-bit did not override the config file")
+	}
+	os.WriteFile(cfg, []byte("kind: KubeletConfiguration\n"), 0o644)
+	if _, stderr, code := run(t, "", "render", "--example", "--config", cfg); code != ExitError || !strings.Contains(stderr, "KubeProxyConfiguration") {
+		t.Errorf("a config file of the wrong kind: exit %d, %s", code, stderr)
+	}
+}

@@ -42,6 +42,7 @@ type ProxyFlags struct {
 	IPVSScheduler      string
 	NFAcct             bool
 	Family             string
+	ConfigFile         string
 }
 
 // NewProxyFlags returns the flags with kube-proxy's defaults.
@@ -76,6 +77,7 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.IPVSScheduler, "ipvs-scheduler", f.IPVSScheduler, "the IPVS scheduler (ipvs mode)")
 	fs.BoolVar(&f.NFAcct, "nfacct", f.NFAcct, "add kube-proxy's nfacct metric matches (needs the nfacct objects in the kernel)")
 	fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
+	fs.StringVar(&f.ConfigFile, "config", "", "a kube-proxy KubeProxyConfiguration file; flags given on the command line win over it")
 }
 
 // mode returns the validated mode.

@@ -59,6 +59,9 @@ it, and diffs that against the kernel.
 Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return c.proxy.applyConfigFile(cmd.Flags())
+		},
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},

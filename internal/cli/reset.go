@@ -83,7 +83,11 @@ func (o *ResetOptions) Run(cmd *cobra.Command) error {
 }
 
 func printSteps(c *common, client *applyipt.Client, plans []*applyipt.Plan) {
-	for _, s := range client.Steps(plans) {
+	steps := client.Steps(plans)
+	if len(steps) == 0 {
+		fmt.Fprintf(c.streams.Out, "# nothing to change (iptables-%s)\n", client.Backend)
+	}
+	for _, s := range steps {
 		fmt.Fprintf(c.streams.Out, "# %s-%s-restore --noflush (%s)\n%s", binFor(s.Family), client.Backend, s.Family, s.Script)
 	}
 }

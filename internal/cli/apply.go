@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 )
 
 // ApplyOptions are the options of `apply`.
@@ -46,34 +45,11 @@ func (o *ApplyOptions) Run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	client, err := o.kernel.iptablesClient(cmd.Context())
-	if err != nil {
+	client, plans, err := o.syncKernel(cmd.Context(), &o.kernel, d.iptables, o.dryRun, func() error { return ensureRouteLocalnet(d) })
+	if err != nil || o.dryRun {
 		return err
 	}
-	if !o.dryRun {
-		l, err := o.kernel.lock()
-		if err != nil {
-			return err
-		}
-		defer l.Release()
-	}
-	plans, err := client.Plan(cmd.Context(), d.iptables)
-	if err != nil {
-		return err
-	}
-	if o.dryRun {
-		printSteps(o.common, client, plans)
-		return nil
-	}
-	if err := ensureRouteLocalnet(d); err != nil {
-		return err
-	}
-	if err := client.Apply(cmd.Context(), plans); err != nil {
-		return err
-	}
-	var total diff.Summary
 	for i, p := range plans {
-		total.Add(p.Changes.Summary())
 		if p.Changes.Empty() {
 			continue
 		}
@@ -83,6 +59,6 @@ func (o *ApplyOptions) Run(cmd *cobra.Command) error {
 			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", n, d.families[i])
 		}
 	}
-	fmt.Fprintf(o.streams.Out, "Applied (iptables-%s): %s\n", client.Backend, total)
+	fmt.Fprintf(o.streams.Out, "Applied (iptables-%s): %s\n", client.Backend, summarize(plans))
 	return nil
 }

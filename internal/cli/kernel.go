@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -118,4 +119,61 @@ func ensureRouteLocalnet(d *desired) error {
 		return fmt.Errorf("set route_localnet for localhost NodePorts (or pass --iptables-localhost-nodeports=false): %w", err)
 	}
 	return nil
+}
+
+// syncKernel plans desired against the kernel and applies the plans, under
+// the run lock. With dryRun it takes no lock and prints the restore input
+// instead, returning nil plans. beforeApply runs just before writing.
+func (c *common) syncKernel(ctx context.Context, k *kernelFlags, desired []*ipt.Ruleset, dryRun bool, beforeApply func() error) (*applyipt.Client, []*applyipt.Plan, error) {
+	client, err := k.iptablesClient(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !dryRun {
+		l, err := k.lock()
+		if err != nil {
+			return nil, nil, err
+		}
+		defer l.Release()
+	}
+	plans, err := client.Plan(ctx, desired)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dryRun {
+		printSteps(c, client, plans)
+		return client, nil, nil
+	}
+	if beforeApply != nil {
+		if err := beforeApply(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return client, plans, client.Apply(ctx, plans)
+}
+
+func printSteps(c *common, client *applyipt.Client, plans []*applyipt.Plan) {
+	steps := client.Steps(plans)
+	if len(steps) == 0 {
+		fmt.Fprintf(c.streams.Out, "# nothing to change (iptables-%s)\n", client.Backend)
+	}
+	for _, s := range steps {
+		fmt.Fprintf(c.streams.Out, "# %s-%s-restore --noflush (%s)\n%s", binFor(s.Family), client.Backend, s.Family, s.Script)
+	}
+}
+
+func binFor(f cluster.Family) string {
+	if f == cluster.IPv6 {
+		return "ip6tables"
+	}
+	return "iptables"
+}
+
+// summarize adds up the plans' summaries.
+func summarize(plans []*applyipt.Plan) diff.Summary {
+	var total diff.Summary
+	for _, p := range plans {
+		total.Add(p.Changes.Summary())
+	}
+	return total
 }

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
@@ -34,8 +32,8 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
   kubectl svcproxy plan -f snapshot.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.output != "text" && o.output != "json" && o.output != "yaml" {
-				return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
+			if err := validateOutput(o.output); err != nil {
+				return err
 			}
 			return o.Run(cmd)
 		},
@@ -84,17 +82,8 @@ func writePlans(w io.Writer, format string, client *applyipt.Client, plans []*ap
 		report.Summary.Add(p.Changes.Summary())
 		report.Sets = append(report.Sets, p.Changes)
 	}
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(report)
-	case "yaml":
-		data, err := yaml.Marshal(report)
-		if err == nil {
-			_, err = w.Write(data)
-		}
-		return err
+	if format != "text" {
+		return writeData(w, format, report)
 	}
 	for _, p := range plans {
 		if err := p.Changes.WriteText(w, report.Backend); err != nil {

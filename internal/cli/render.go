@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -18,10 +16,6 @@ type RenderOptions struct {
 	*common
 	source sourceFlags
 	output string
-
-	mode     Mode
-	families []cluster.Family
-	cfg      render.Config
 }
 
 func newRenderCommand(c *common) *cobra.Command {
@@ -39,10 +33,7 @@ The text form is the mode's native syntax (iptables-save for iptables mode);
   kubectl get nodes,services,endpointslices -A -o yaml | kubectl svcproxy render -f - --node-name=worker-1 --family=ipv4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(cmd); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
+			if err := validateOutput(o.output); err != nil {
 				return err
 			}
 			return o.Run(cmd)
@@ -53,66 +44,36 @@ The text form is the mode's native syntax (iptables-save for iptables mode);
 	return cmd
 }
 
-// Complete fills in defaults that depend on other flags.
-func (o *RenderOptions) Complete(cmd *cobra.Command) error {
-	o.source.complete(cmd, o.proxy)
-	var err error
-	if o.mode, err = o.proxy.mode(); err != nil {
-		return err
-	}
-	if o.families, err = o.proxy.families(); err != nil {
-		return err
-	}
-	o.cfg, err = o.proxy.RenderConfig()
-	return err
-}
-
-// Validate checks the flags.
-func (o *RenderOptions) Validate() error {
-	if err := o.source.validate(); err != nil {
-		return err
-	}
-	switch o.output {
-	case "text", "json", "yaml":
-	default:
-		return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
-	}
-	if o.mode != ModeIPTables {
-		return fmt.Errorf("--mode %s: rendering is not implemented yet; use --mode=iptables", o.mode)
-	}
-	return nil
-}
-
 // Run loads the cluster state, renders and prints.
 func (o *RenderOptions) Run(cmd *cobra.Command) error {
-	snap, err := o.load(cmd.Context(), &o.source)
+	d, err := o.renderDesired(cmd, &o.source)
 	if err != nil {
 		return err
 	}
-	tables, err := o.tables(snap)
-	if err != nil {
-		return err
+	if o.output != "text" {
+		return writeData(o.streams.Out, o.output, d.iptables)
 	}
-	var sets []*ipt.Ruleset
-	for _, f := range o.families {
-		sets = append(sets, render.IPTables(tables.ForFamily(f), o.cfg))
-	}
-	return writeRulesets(o.streams.Out, o.output, sets)
+	return ipt.EncodeAll(o.streams.Out, d.iptables)
 }
 
-func writeRulesets(w io.Writer, format string, sets []*ipt.Ruleset) error {
+func validateOutput(format string) error {
 	switch format {
-	case "json":
+	case "text", "json", "yaml":
+		return nil
+	}
+	return fmt.Errorf("--output %q: must be text, json or yaml", format)
+}
+
+// writeData writes v as indented JSON or as YAML.
+func writeData(w io.Writer, format string, v any) error {
+	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sets)
-	case "yaml":
-		data, err := yaml.Marshal(sets)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
+		return enc.Encode(v)
 	}
-	return ipt.EncodeAll(w, sets)
+	data, err := yaml.Marshal(v)
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	return err
 }

@@ -5,8 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -48,53 +46,14 @@ func (o *ResetOptions) Run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	client, err := o.kernel.iptablesClient(cmd.Context())
-	if err != nil {
-		return err
-	}
-	if !o.dryRun {
-		l, err := o.kernel.lock()
-		if err != nil {
-			return err
-		}
-		defer l.Release()
-	}
 	var empty []*ipt.Ruleset
 	for _, f := range families {
 		empty = append(empty, diff.EmptyIPTables(f))
 	}
-	plans, err := client.Plan(cmd.Context(), empty)
-	if err != nil {
+	client, plans, err := o.syncKernel(cmd.Context(), &o.kernel, empty, o.dryRun, nil)
+	if err != nil || o.dryRun {
 		return err
 	}
-	if o.dryRun {
-		printSteps(o.common, client, plans)
-		return nil
-	}
-	if err := client.Apply(cmd.Context(), plans); err != nil {
-		return err
-	}
-	var total diff.Summary
-	for _, p := range plans {
-		total.Add(p.Changes.Summary())
-	}
-	fmt.Fprintf(o.streams.Out, "Reset (iptables-%s): %s\n", client.Backend, total)
+	fmt.Fprintf(o.streams.Out, "Reset (iptables-%s): %s\n", client.Backend, summarize(plans))
 	return nil
-}
-
-func printSteps(c *common, client *applyipt.Client, plans []*applyipt.Plan) {
-	steps := client.Steps(plans)
-	if len(steps) == 0 {
-		fmt.Fprintf(c.streams.Out, "# nothing to change (iptables-%s)\n", client.Backend)
-	}
-	for _, s := range steps {
-		fmt.Fprintf(c.streams.Out, "# %s-%s-restore --noflush (%s)\n%s", binFor(s.Family), client.Backend, s.Family, s.Script)
-	}
-}
-
-func binFor(f cluster.Family) string {
-	if f == cluster.IPv6 {
-		return "ip6tables"
-	}
-	return "iptables"
 }

@@ -229,3 +229,16 @@ func (c *Config) hostAddresses(t *cluster.ServiceTable) []netip.Addr {
 	}
 	return append(out, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
 }
+
+// primaryNodeIP is the proxier's node IP for the table's family: the first
+// node IP, or loopback when none is known, as kube-proxy's detectNodeIPs
+// falls back. It decides whether LoadBalancerSourceRanges admit the node.
+func primaryNodeIP(t *cluster.ServiceTable) netip.Addr {
+	if len(t.Node.IPs) > 0 {
+		return t.Node.IPs[0]
+	}
+	if t.Family == cluster.IPv6 {
+		return netip.IPv6Loopback()
+	}
+	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+}

@@ -250,7 +250,7 @@ func (s *iptablesState) writeFirewallChain(p *svcPlan) {
 	allowFromNode := false
 	for _, cidr := range p.sp.LoadBalancerSourceRanges {
 		s.addNAT(fw, s.rb().Source(cidr, false).Comment(comment).Jump(p.external))
-		if len(s.t.Node.IPs) > 0 && cidr.Contains(s.t.Node.IPs[0]) {
+		if cidr.Contains(primaryNodeIP(s.t)) {
 			allowFromNode = true
 		}
 	}

@@ -1,0 +1,34 @@
+package render_test
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+)
+
+func BenchmarkRenderNFTables(b *testing.B) {
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+	for _, n := range []int{1000, 10000, 30000} {
+		table := synthetic.Table(n, 10)
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			rules, elements := 0, 0
+			for b.Loop() {
+				rs := render.NFTables(table, cfg)
+				rules, elements = 0, 0
+				for _, c := range rs.Chains {
+					rules += len(c.Rules)
+				}
+				for _, s := range rs.Sets {
+					elements += len(s.Elements)
+				}
+			}
+			b.ReportMetric(float64(rules), "rules")
+			b.ReportMetric(float64(elements), "elements")
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package render_test
+
+import (
+	"bytes"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// nftKernelRoundTrip loads rs's script (its listing text behind a
+// replace-the-table preamble) with `nft -f -` into a fresh network
+// namespace that lives only as long as the command, and returns what
+// `nft list table` then prints, parsed.
+func nftKernelRoundTrip(t *testing.T, rs *nft.Ruleset) *nft.Ruleset {
+	t.Helper()
+	script := "nft -f - && nft list table " + string(rs.Family) + " " + rs.Table
+	cmd := exec.Command("unshare", "--net", "sh", "-c", script)
+	cmd.Stdin = strings.NewReader(rs.Script())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v: %s", script, err, stderr.String())
+	}
+	got, err := nft.Parse(out)
+	if err != nil {
+		t.Fatalf("parse nft's listing: %v\n%s", err, out)
+	}
+	return got
+}
+
+// assertNFTKernelHolds checks that the kernel lists exactly the render,
+// once both have their set elements in canonical order.
+func assertNFTKernelHolds(t *testing.T, rendered, listed *nft.Ruleset) {
+	t.Helper()
+	listed.SortElements()
+	if !rendered.Equal(listed) {
+		t.Errorf("%s: the kernel lists the table differently (-rendered +kernel):\n%s",
+			rendered.Family, cmp.Diff(rendered.String(), listed.String()))
+	}
+}
+
+// TestGoldenNFTablesKernelRoundTrip loads every golden case's nftables
+// render into the real kernel, as the script EncodeScript writes, and checks
+// that `nft list table` gives back the same table.
+func TestGoldenNFTablesKernelRoundTrip(t *testing.T) {
+	requireRoot(t, "nft")
+	for _, gc := range loadGoldenCases(t) {
+		t.Run(gc.name, func(t *testing.T) {
+			sets, _ := gc.renderNFTables(t, gc.input)
+			for _, rs := range sets {
+				assertNFTKernelHolds(t, rs, nftKernelRoundTrip(t, rs))
+			}
+		})
+	}
+}
+
+// TestNFTablesKernelRoundTripLarge does the same for 300 Services with 10
+// endpoints each, some with session affinity, external IPs, load balancers
+// with source ranges and no endpoints, so that large element lists (and
+// nft's line wrapping of them) meet the kernel's hash order.
+func TestNFTablesKernelRoundTripLarge(t *testing.T) {
+	requireRoot(t, "nft")
+	table := synthetic.Table(300, 10)
+	for i := range table.Ports {
+		sp := &table.Ports[i]
+		switch i % 7 {
+		case 1:
+			sp.AffinityTimeoutSeconds = 10800
+		case 2:
+			sp.ExternalIPs = []netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})}
+		case 3:
+			sp.LoadBalancerVIPs = []netip.Addr{netip.AddrFrom4([4]byte{198, 51, 100, byte(i)})}
+			sp.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("192.168.77.0/24")}
+		case 4:
+			synthetic.SetEndpoints(sp, nil)
+			sp.NodePort = int32(31000 + i)
+		}
+	}
+	table.ServiceCIDRs = []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("10.97.0.0/16")}
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+	rs := render.NFTables(table, cfg)
+	if err := rs.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	assertNFTKernelHolds(t, rs, nftKernelRoundTrip(t, rs))
+}

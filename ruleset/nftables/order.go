@@ -1,0 +1,85 @@
+package nftables
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SortElements puts the elements of every set and map into the package's
+// canonical order, the order renders use. It is the one normalisation a
+// kernel listing needs before it is compared with a render: the kernel
+// lists hash-set elements in hash order.
+//
+// The order compares keys part by part (the parts of a concatenation are
+// separated by " . "): numbers numerically, then addresses and prefixes by
+// address (IPv4 before IPv6) and then prefix length, then any other word
+// (protocol names, verdicts) as a string. Elements with equal keys keep
+// their relative order (a kernel listing never has two).
+func (rs *Ruleset) SortElements() {
+	for _, s := range rs.Sets {
+		s.SortElements()
+	}
+}
+
+// SortElements puts s's elements into canonical order (see Ruleset.SortElements).
+func (s *Set) SortElements() {
+	if len(s.Elements) < 2 {
+		return
+	}
+	type keyed struct {
+		key []byte
+		e   Element
+	}
+	ks := make([]keyed, len(s.Elements))
+	var buf []byte
+	for i, e := range s.Elements {
+		start := len(buf)
+		buf = appendSortKey(buf, e.Key)
+		ks[i] = keyed{key: buf[start:len(buf):len(buf)], e: e}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
+	for i := range ks {
+		s.Elements[i] = ks[i].e
+	}
+}
+
+// Sort-key kinds, in their order.
+const (
+	kindNumber byte = 1
+	kindAddr   byte = 2
+	kindWord   byte = 3
+)
+
+// appendSortKey appends a byte string that sorts as the key sorts.
+func appendSortKey(dst []byte, key string) []byte {
+	for part := range strings.SplitSeq(key, " . ") {
+		dst = appendPartKey(dst, part)
+	}
+	return dst
+}
+
+func appendPartKey(dst []byte, part string) []byte {
+	if n, err := strconv.ParseUint(part, 10, 64); err == nil {
+		dst = append(dst, kindNumber)
+		return binary.BigEndian.AppendUint64(dst, n)
+	}
+	addr, bits := netip.Addr{}, -1
+	if a, err := netip.ParseAddr(part); err == nil {
+		addr, bits = a, a.BitLen()
+	} else if p, err := netip.ParsePrefix(part); err == nil {
+		addr, bits = p.Addr(), p.Bits()
+	}
+	if addr.IsValid() {
+		dst = append(dst, kindAddr, byte(addr.BitLen()))
+		b := addr.As16()
+		return append(append(dst, b[:]...), byte(bits))
+	}
+	// Words end with 0 so that a word sorts before its own extensions.
+	dst = append(dst, kindWord)
+	dst = append(dst, part...)
+	return append(dst, 0)
+}

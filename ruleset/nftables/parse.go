@@ -1,0 +1,400 @@
+package nftables
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseError reports a line of nft listing text that could not be read.
+type ParseError struct {
+	Line int
+	Text string
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, e.Text)
+}
+
+// Parse reads the listing of exactly one table, as `nft list table` prints
+// it and Encode writes it, into a Ruleset. Sets, elements, chains and rules
+// keep the order of the text.
+func Parse(data []byte) (*Ruleset, error) {
+	all, err := ParseAll(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) != 1 {
+		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("want exactly one table, found %d", len(all))}
+	}
+	return all[0], nil
+}
+
+// ParseAll reads any number of tables, as `nft list ruleset` prints them
+// and EncodeAll writes them. Blank lines and "#" comment lines between
+// tables are skipped.
+func ParseAll(data []byte) ([]*Ruleset, error) {
+	p := &parser{text: string(data)}
+	var out []*Ruleset
+	for {
+		line, ok := p.next()
+		if !ok {
+			return out, nil
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		rs, err := p.table(line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
+}
+
+// parser hands out the text one trimmed line at a time.
+type parser struct {
+	text   string
+	lineNo int
+	raw    string
+}
+
+func (p *parser) next() (string, bool) {
+	if p.text == "" {
+		return "", false
+	}
+	line := p.text
+	if i := strings.IndexByte(p.text, '\n'); i >= 0 {
+		line, p.text = p.text[:i], p.text[i+1:]
+	} else {
+		p.text = ""
+	}
+	p.lineNo++
+	p.raw = line
+	return strings.TrimSpace(line), true
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return &ParseError{Line: p.lineNo, Text: p.raw, Msg: fmt.Sprintf(format, args...)}
+}
+
+// blockHeader reads "<kind> NAME {" and returns NAME.
+func blockHeader(line, kind string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, kind+" ")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(rest, " {")
+	return name, ok
+}
+
+func (p *parser) table(line string) (*Ruleset, error) {
+	head, ok := blockHeader(line, "table")
+	family, name, ok2 := strings.Cut(head, " ")
+	if !ok || !ok2 {
+		return nil, p.errorf(`expected "table FAMILY NAME {"`)
+	}
+	if !validFamily(Family(family)) || !validName(name) {
+		return nil, p.errorf("bad table family or name")
+	}
+	rs := &Ruleset{Family: Family(family), Table: name}
+	for {
+		line, ok := p.next()
+		if !ok {
+			return nil, p.errorf("table %s not closed", name)
+		}
+		if err := p.tableLine(rs, line); err != nil {
+			if err == errEndOfBlock {
+				return rs, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+var errEndOfBlock = fmt.Errorf("end of block")
+
+func (p *parser) tableLine(rs *Ruleset, line string) error {
+	switch {
+	case line == "":
+		return nil
+	case line == "}":
+		return errEndOfBlock
+	case strings.HasPrefix(line, "comment "):
+		c, err := p.comment(line)
+		if err != nil {
+			return err
+		}
+		if rs.Comment != "" || len(rs.Sets) > 0 || len(rs.Chains) > 0 {
+			return p.errorf("table comment must come first, and once")
+		}
+		if c == "" {
+			return p.errorf("empty comment")
+		}
+		rs.Comment = c
+		return nil
+	}
+	if name, ok := blockHeader(line, "chain"); ok {
+		return p.chain(rs, name)
+	}
+	for _, kind := range []string{"set", "map"} {
+		if name, ok := blockHeader(line, kind); ok {
+			if len(rs.Chains) > 0 {
+				return p.errorf("sets and maps must come before chains")
+			}
+			return p.set(rs, name, kind == "map")
+		}
+	}
+	return p.errorf("expected a set, map, chain or the end of the table")
+}
+
+// comment reads `comment "TEXT"`.
+func (p *parser) comment(line string) (string, error) {
+	q, _ := strings.CutPrefix(line, "comment ")
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' || strings.Contains(q[1:len(q)-1], `"`) {
+		return "", p.errorf("malformed comment")
+	}
+	return q[1 : len(q)-1], nil
+}
+
+func (p *parser) chain(rs *Ruleset, name string) error {
+	if !validName(name) || rs.Chain(name) != nil {
+		return p.errorf("bad or duplicate chain name")
+	}
+	c := &Chain{Name: name}
+	rs.Chains = append(rs.Chains, c)
+	for {
+		line, ok := p.next()
+		if !ok {
+			return p.errorf("chain %s not closed", name)
+		}
+		switch {
+		case line == "}":
+			return nil
+		case line == "":
+		case strings.HasPrefix(line, "comment "):
+			if c.Comment != "" || c.Base != nil || len(c.Rules) > 0 {
+				return p.errorf("chain comment must come first, and once")
+			}
+			cm, err := p.comment(line)
+			if err != nil || cm == "" {
+				return p.errorf("malformed comment")
+			}
+			c.Comment = cm
+		case strings.HasPrefix(line, "type "):
+			if c.Base != nil || len(c.Rules) > 0 {
+				return p.errorf("base chain declaration must precede the rules, once")
+			}
+			b, err := parseBaseChain(line)
+			if err != nil {
+				return p.errorf("%v", err)
+			}
+			c.Base = b
+		default:
+			if !validRule(line) {
+				return p.errorf("malformed rule")
+			}
+			c.Rules = append(c.Rules, Rule(line))
+		}
+	}
+}
+
+// parseBaseChain reads `type filter hook input priority filter; policy accept;`.
+func parseBaseChain(line string) (*BaseChain, error) {
+	decl, policy, ok := strings.Cut(line, "; policy ")
+	policy, ok2 := strings.CutSuffix(policy, ";")
+	f := strings.SplitN(decl, " ", 6)
+	if !ok || !ok2 || len(f) != 6 || f[0] != "type" || f[2] != "hook" || f[4] != "priority" {
+		return nil, fmt.Errorf(`expected "type T hook H priority P; policy P;"`)
+	}
+	b := &BaseChain{Type: ChainType(f[1]), Hook: Hook(f[3]), Priority: Priority(f[5]), Policy: Policy(policy)}
+	if !b.valid() {
+		return nil, fmt.Errorf("malformed base chain declaration")
+	}
+	return b, nil
+}
+
+func (p *parser) set(rs *Ruleset, name string, isMap bool) error {
+	if !validName(name) || rs.Set(name) != nil {
+		return p.errorf("bad or duplicate set name")
+	}
+	s := &Set{Name: name}
+	seen := map[string]bool{}
+	for {
+		line, ok := p.next()
+		if !ok {
+			return p.errorf("set %s not closed", name)
+		}
+		if line == "" {
+			continue
+		}
+		if line == "}" {
+			break
+		}
+		word, _, _ := strings.Cut(line, " ")
+		if seen[word] {
+			return p.errorf("%s given twice", word)
+		}
+		seen[word] = true
+		if err := p.setLine(s, word, line); err != nil {
+			return err
+		}
+	}
+	if s.Type == "" || isMap != s.IsMap() {
+		return p.errorf("set %s: missing type, or a data type on a set or none on a map", name)
+	}
+	rs.Sets = append(rs.Sets, s)
+	return nil
+}
+
+func (p *parser) setLine(s *Set, word, line string) error {
+	_, arg, _ := strings.Cut(line, " ")
+	switch word {
+	case "type":
+		key, data, _ := strings.Cut(arg, " : ")
+		if !validType(key) || (data != "" && !validType(data)) {
+			return p.errorf("malformed type")
+		}
+		s.Type, s.DataType = key, data
+	case "size":
+		n, err := strconv.ParseUint(arg, 10, 32)
+		if err != nil || n == 0 {
+			return p.errorf("malformed size")
+		}
+		s.Size = n
+	case "flags":
+		for _, f := range strings.Split(arg, ",") {
+			if !validWord(f) {
+				return p.errorf("malformed flags")
+			}
+			s.Flags = append(s.Flags, SetFlag(f))
+		}
+	case "timeout":
+		d, err := ParseDuration(arg)
+		if err != nil {
+			return p.errorf("malformed timeout")
+		}
+		s.Timeout = d
+	case "comment":
+		c, err := p.comment(line)
+		if err != nil || c == "" {
+			return p.errorf("malformed comment")
+		}
+		s.Comment = c
+	case "elements":
+		return p.elements(s, line)
+	default:
+		return p.errorf("unsupported set attribute %q", word)
+	}
+	return nil
+}
+
+// elements reads `elements = { ... }`, which nft wraps over several lines.
+func (p *parser) elements(s *Set, line string) error {
+	text, ok := strings.CutPrefix(line, "elements = {")
+	if !ok {
+		return p.errorf(`expected "elements = {"`)
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	for !closedBraces(b.String()) {
+		more, ok := p.next()
+		if !ok {
+			return p.errorf("elements not closed")
+		}
+		b.WriteString(" " + more)
+	}
+	body, _ := strings.CutSuffix(strings.TrimSpace(b.String()), "}")
+	parts, err := splitElements(body)
+	if err != nil {
+		return p.errorf("%v", err)
+	}
+	for _, part := range parts {
+		e, err := parseElement(part, s.IsMap())
+		if err != nil {
+			return p.errorf("%v", err)
+		}
+		s.Elements = append(s.Elements, e)
+	}
+	return nil
+}
+
+// closedBraces reports whether text holds a "}" outside double quotes.
+func closedBraces(text string) bool {
+	inQuote := false
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '"':
+			inQuote = !inQuote
+		case '}':
+			if !inQuote {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitElements splits an element list at the commas outside quotes. The
+// text must end right after the closing brace was removed.
+func splitElements(body string) ([]string, error) {
+	var out []string
+	inQuote, start := false, 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '"':
+			inQuote = !inQuote
+		case ',':
+			if !inQuote {
+				out = append(out, strings.TrimSpace(body[start:i]))
+				start = i + 1
+			}
+		case '{', '}':
+			if !inQuote {
+				return nil, fmt.Errorf("unexpected brace in elements")
+			}
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("unterminated string in elements")
+	}
+	return append(out, strings.TrimSpace(body[start:])), nil
+}
+
+// parseElement reads `KEY [comment "C"] [: VALUE]`.
+func parseElement(text string, isMap bool) (Element, error) {
+	var e Element
+	head := text
+	if i := indexOutsideQuotes(text, " : "); i >= 0 {
+		head, e.Value = text[:i], strings.TrimSpace(text[i+3:])
+	}
+	if i := strings.Index(head, ` comment "`); i >= 0 {
+		c := head[i+len(` comment "`):]
+		c, ok := strings.CutSuffix(c, `"`)
+		if !ok || c == "" || strings.Contains(c, `"`) {
+			return e, fmt.Errorf("malformed element comment in %q", text)
+		}
+		head, e.Comment = head[:i], c
+	}
+	e.Key = strings.TrimSpace(head)
+	if !validElementText(e.Key) || (e.Value != "" && !validElementText(e.Value)) {
+		return e, fmt.Errorf("malformed element %q", text)
+	}
+	if isMap != (e.Value != "") {
+		return e, fmt.Errorf("element %q: a map element needs a value and a set element has none", text)
+	}
+	return e, nil
+}
+
+func indexOutsideQuotes(s, sub string) int {
+	inQuote := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			inQuote = !inQuote
+		} else if !inQuote && strings.HasPrefix(s[i:], sub) {
+			return i
+		}
+	}
+	return -1
+}

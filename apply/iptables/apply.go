@@ -45,7 +45,7 @@ func (c *Client) Steps(plans []*Plan) []Step {
 	var steps []Step
 	for _, p := range plans {
 		for _, t := range Tables {
-			if s := Script(p.Changes.Changes, t, c.Backend); s != nil {
+			if s := Script(p.Changes.Changes, t, c.Backend, chainCount(p.Live, t)); s != nil {
 				steps = append(steps, Step{Family: p.Desired.Family, Table: t, Script: s})
 			}
 		}
@@ -153,11 +153,18 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
 			continue
 		}
 		back := diff.IPTables(diff.OwnedIPTables(before), now)
-		if script := Script(back.Changes, s.Table, c.Backend); script != nil {
+		if script := Script(back.Changes, s.Table, c.Backend, chainCount(now, s.Table)); script != nil {
 			if err := c.Restore(ctx, s.Family, script); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func chainCount(rs *ipt.Ruleset, t ipt.TableName) int {
+	if tb := rs.Table(t); tb != nil {
+		return len(tb.Chains)
+	}
+	return 0
 }

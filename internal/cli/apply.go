@@ -41,7 +41,7 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 
 // Run renders, locks, plans and applies.
 func (o *ApplyOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source)
+	d, err := o.renderDesired(cmd, &o.source, ModeIPTables)
 	if err != nil {
 		return err
 	}

@@ -194,3 +194,18 @@ iptables:
 		t.Errorf("a config file of the wrong kind: exit %d, %s", code, stderr)
 	}
 }
+
+func TestRenderNFTables(t *testing.T) {
+	out, stderr, code := run(t, "", "render", "--example", "--mode=nftables", "--cluster-cidr=10.244.0.0/16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"table ip kube-proxy {", "table ip6 kube-proxy {", "10.96.0.10 . tcp . 80 : goto service-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("nftables render lacks %q", want)
+		}
+	}
+	if _, stderr, code := run(t, "", "plan", "--example", "--mode=nftables"); code != ExitError || !strings.Contains(stderr, "not implemented") {
+		t.Errorf("plan --mode=nftables: exit %d, %s", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
 // kernelFlags are the options of the commands that read or change the
@@ -66,14 +68,17 @@ func (k *kernelFlags) lock() (*lock.Lock, error) {
 
 // desired is the rendered state of every selected family.
 type desired struct {
+	mode     Mode
 	tables   *cluster.Tables
 	families []cluster.Family
 	iptables []*ipt.Ruleset
+	nftables []*nft.Ruleset
 	cfg      render.Config
 }
 
-// renderDesired loads the cluster state and renders the selected mode.
-func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags) (*desired, error) {
+// renderDesired loads the cluster state and renders the selected mode;
+// modes lists the modes the calling command supports.
+func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mode) (*desired, error) {
 	src.complete(cmd, c.proxy)
 	if err := src.validate(); err != nil {
 		return nil, err
@@ -82,10 +87,10 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags) (*desired, 
 	if err != nil {
 		return nil, err
 	}
-	if mode != ModeIPTables {
-		return nil, fmt.Errorf("--mode %s: not implemented yet; use --mode=iptables", mode)
+	if !slices.Contains(modes, mode) {
+		return nil, fmt.Errorf("--mode %s: not implemented yet for %s; use --mode=iptables", mode, cmd.Name())
 	}
-	d := &desired{}
+	d := &desired{mode: mode}
 	if d.families, err = c.proxy.families(); err != nil {
 		return nil, err
 	}
@@ -100,7 +105,12 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags) (*desired, 
 		return nil, err
 	}
 	for _, f := range d.families {
-		d.iptables = append(d.iptables, render.IPTables(d.tables.ForFamily(f), d.cfg))
+		switch mode {
+		case ModeIPTables:
+			d.iptables = append(d.iptables, render.IPTables(d.tables.ForFamily(f), d.cfg))
+		case ModeNFTables:
+			d.nftables = append(d.nftables, render.NFTables(d.tables.ForFamily(f), d.cfg))
+		}
 	}
 	return d, nil
 }

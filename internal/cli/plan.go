@@ -46,7 +46,7 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 
 // Run renders, reads the kernel and prints the plan.
 func (o *PlanOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source)
+	d, err := o.renderDesired(cmd, &o.source, ModeIPTables)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
 // RenderOptions are the options of `render`.
@@ -25,7 +26,8 @@ func newRenderCommand(c *common) *cobra.Command {
 		Short: "Print the full desired ruleset for the node",
 		Long: `Print the full ruleset that the node should hold, rendered from the cluster
 (or from a snapshot file with -f) as kube-proxy v1.37 would program it.
-The text form is the mode's native syntax (iptables-save for iptables mode);
+The text form is the mode's native syntax (iptables-save for iptables mode,
+what nft lists for nftables mode);
 -o json|yaml prints the same ruleset as data.`,
 		Example: `  # Render the embedded example
   kubectl svcproxy render --example
@@ -46,9 +48,15 @@ The text form is the mode's native syntax (iptables-save for iptables mode);
 
 // Run loads the cluster state, renders and prints.
 func (o *RenderOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source)
+	d, err := o.renderDesired(cmd, &o.source, ModeIPTables, ModeNFTables)
 	if err != nil {
 		return err
+	}
+	if d.mode == ModeNFTables {
+		if o.output != "text" {
+			return writeData(o.streams.Out, o.output, d.nftables)
+		}
+		return nft.EncodeAll(o.streams.Out, d.nftables)
 	}
 	if o.output != "text" {
 		return writeData(o.streams.Out, o.output, d.iptables)

@@ -17,10 +17,17 @@ import (
 // as that mode's proxy would on node1. It fails the test when it cannot.
 type Loader func(t *testing.T, lab *netlab.Lab, snapshot *cluster.Snapshot)
 
+// Mode is one proxy mode under test: its name (the key of
+// Probe.ExpectIn) and its Loader.
+type Mode struct {
+	Name string
+	Load Loader
+}
+
 // Run builds a lab for the scenario (dual-stack if any pod or probe uses
 // IPv6), starts the pods and their backends, calls load, and then runs each
 // probe, in order, as a subtest of t. It skips where netlab cannot run.
-func Run(t *testing.T, sc Scenario, load Loader) {
+func Run(t *testing.T, sc Scenario, mode Mode) {
 	t.Helper()
 	snap, err := cluster.Decode(sc.Name+".yaml", []byte(sc.Snapshot))
 	if err != nil {
@@ -39,8 +46,11 @@ func Run(t *testing.T, sc Scenario, load Loader) {
 	for _, ps := range sc.Pods {
 		sources[ps.Name] = startPod(t, lab, ps).NS()
 	}
-	load(t, lab, snap)
+	mode.Load(t, lab, snap)
 	for _, pr := range sc.Probes {
+		if e, ok := pr.ExpectIn[mode.Name]; ok {
+			pr.Expect = e
+		}
 		t.Run(pr.Name, func(t *testing.T) {
 			from, ok := sources[pr.From]
 			if !ok {

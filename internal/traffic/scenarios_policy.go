@@ -48,7 +48,7 @@ endpoints:
 			{Name: "pod to clusterIP", From: "tester", Proto: netlab.TCP, Dst: cip, Expect: Spread(both...), SourceIs: testerIP},
 			{Name: "pod to LB IP is short-circuited", From: "tester", Proto: netlab.TCP, Dst: lbIP, Expect: Spread(both...), SourceIs: testerIP},
 			{Name: "node to nodePort is short-circuited", From: FromNode, Proto: netlab.TCP, Dst: nodePort(31443), Expect: Spread(both...), SourceIs: netlab.NodeIP},
-			{Name: "node to localhost nodePort is short-circuited", From: FromNode, Proto: netlab.TCP, Dst: localhostPort(31443), Expect: Spread(both...), SourceIs: netlab.NodeIP},
+			{Name: "node to localhost nodePort is short-circuited", From: FromNode, Proto: netlab.TCP, Dst: localhostPort(31443), Expect: Spread(both...), SourceIs: netlab.NodeIP, ExpectIn: noLocalhostNodePorts},
 		},
 	}
 }

@@ -94,6 +94,9 @@ type Probe struct {
 	Dst netip.AddrPort
 	// Expect says who must answer, or how the connection must fail.
 	Expect Expectation
+	// ExpectIn overrides Expect in the named modes, where kube-proxy's own
+	// behaviour differs (nftables mode has no localhost NodePorts).
+	ExpectIn map[string]Expectation
 	// SourceIs, if valid, is the source address every answering backend
 	// must have seen: the client's own address when it is preserved, the
 	// node's when it is masqueraded. The zero Addr checks nothing.

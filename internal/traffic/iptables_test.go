@@ -49,20 +49,9 @@ func TestIPTablesTraffic(t *testing.T) {
 func iptablesLoader(backend string) traffic.Loader {
 	return func(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 		t.Helper()
-		tables, warnings, err := cluster.Build(snap, cluster.Config{NodeName: "node1"})
-		if err != nil {
-			t.Fatalf("build tables: %v", err)
-		}
-		for _, w := range warnings {
-			t.Errorf("build: %s", w)
-		}
-		cfg := render.DefaultConfig()
-		cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR, netlab.ClusterCIDRv6}
-		for _, family := range []cluster.Family{cluster.IPv4, cluster.IPv6} {
-			table := tables.ForFamily(family)
-			if family == cluster.IPv6 && len(table.Ports) == 0 {
-				continue
-			}
+		cfg := labConfig()
+		for _, table := range usedTables(t, snap) {
+			family := table.Family
 			bin := "iptables-" + backend
 			if family == cluster.IPv6 {
 				bin = "ip6tables-" + backend
@@ -92,4 +81,29 @@ func logRulesIfFailed(t *testing.T, lab *netlab.Lab, save string) {
 		return
 	}
 	t.Logf("%s -c in the node after the failure:\n%s", save, out)
+}
+
+// labConfig is the proxy configuration that matches netlab's addresses.
+func labConfig() render.Config {
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR, netlab.ClusterCIDRv6}
+	return cfg
+}
+
+// usedTables builds node1's tables and returns the IPv4 one, and the IPv6
+// one if it has Service ports. Build warnings fail the test.
+func usedTables(t *testing.T, snap *cluster.Snapshot) []*cluster.ServiceTable {
+	t.Helper()
+	tables, warnings, err := cluster.Build(snap, cluster.Config{NodeName: "node1"})
+	if err != nil {
+		t.Fatalf("build tables: %v", err)
+	}
+	for _, w := range warnings {
+		t.Errorf("build: %s", w)
+	}
+	out := []*cluster.ServiceTable{tables.IPv4}
+	if len(tables.IPv6.Ports) > 0 {
+		out = append(out, tables.IPv6)
+	}
+	return out
 }

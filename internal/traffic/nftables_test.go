@@ -2,7 +2,6 @@ package traffic_test
 
 import (
 	"context"
-	"net/netip"
 	"os"
 	"os/exec"
 	"testing"
@@ -35,23 +34,11 @@ func TestNFTablesTraffic(t *testing.T) {
 // Service ports and loads it with nft -f into the lab's node.
 func nftablesLoader(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 	t.Helper()
-	tables, warnings, err := cluster.Build(snap, cluster.Config{NodeName: "node1"})
-	if err != nil {
-		t.Fatalf("build tables: %v", err)
-	}
-	for _, w := range warnings {
-		t.Errorf("build: %s", w)
-	}
-	cfg := render.DefaultConfig()
-	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR, netlab.ClusterCIDRv6}
-	for _, family := range []cluster.Family{cluster.IPv4, cluster.IPv6} {
-		table := tables.ForFamily(family)
-		if family == cluster.IPv6 && len(table.Ports) == 0 {
-			continue
-		}
+	cfg := labConfig()
+	for _, table := range usedTables(t, snap) {
 		script := render.NFTables(table, cfg).Script()
 		if _, err := lab.Node().RunInput(t.Context(), []byte(script), "nft", "-f", "-"); err != nil {
-			t.Fatalf("load rendered %s rules: %v\n%s", family, err, script)
+			t.Fatalf("load rendered %s rules: %v\n%s", table.Family, err, script)
 		}
 	}
 	t.Cleanup(func() {

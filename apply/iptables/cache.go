@@ -1,8 +1,6 @@
 package iptables
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -61,11 +59,10 @@ func (c *Client) store(rs *ipt.Ruleset, gen uint32) error {
 	return os.Rename(tmp, path)
 }
 
-// forget removes the cached dumps of the given families.
+// forget removes the cached dumps of the given families. A dump that cannot
+// be removed is still safe: its generation no longer matches.
 func (c *Client) forget(families ...cluster.Family) {
 	for _, f := range families {
-		if err := os.Remove(c.cachePath(f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(os.Stderr, "warning: %v\n", err)
-		}
+		_ = os.Remove(c.cachePath(f))
 	}
 }

@@ -209,3 +209,18 @@ func TestRenderNFTables(t *testing.T) {
 		t.Errorf("plan --mode=nftables: exit %d, %s", code, stderr)
 	}
 }
+
+func TestRenderIPVS(t *testing.T) {
+	out, stderr, code := run(t, "", "render", "--example", "--mode=ipvs", "--family=ipv4", "--ipvs-scheduler=mh")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"-A -t 10.96.0.10:80 -s mh", "-a -t 10.96.0.10:80 -r 10.244.0.11:8080 -m -w 1", "create KUBE-CLUSTER-IP hash:ip,port"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ipvs render lacks %q", want)
+		}
+	}
+	if _, stderr, code := run(t, "", "render", "--example", "--mode=ipvs", "--ipvs-scheduler=fastest"); code != ExitError || !strings.Contains(stderr, "--ipvs-scheduler") {
+		t.Errorf("an unknown scheduler: exit %d, %s", code, stderr)
+	}
+}

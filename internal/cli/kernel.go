@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -73,6 +74,7 @@ type desired struct {
 	families []cluster.Family
 	iptables []*ipt.Ruleset
 	nftables []*nft.Ruleset
+	ipvs     []*ipvs.Ruleset
 	cfg      render.Config
 }
 
@@ -97,6 +99,11 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 	if d.cfg, err = c.proxy.RenderConfig(); err != nil {
 		return nil, err
 	}
+	if mode == ModeIPVS {
+		if err := (render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}).Validate(); err != nil {
+			return nil, fmt.Errorf("--ipvs-scheduler: %w", err)
+		}
+	}
 	snap, err := c.load(cmd.Context(), src)
 	if err != nil {
 		return nil, err
@@ -110,6 +117,8 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 			d.iptables = append(d.iptables, render.IPTables(d.tables.ForFamily(f), d.cfg))
 		case ModeNFTables:
 			d.nftables = append(d.nftables, render.NFTables(d.tables.ForFamily(f), d.cfg))
+		case ModeIPVS:
+			d.ipvs = append(d.ipvs, render.IPVS(d.tables.ForFamily(f), d.cfg, render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}))
 		}
 	}
 	return d, nil

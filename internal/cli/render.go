@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -27,7 +28,8 @@ func newRenderCommand(c *common) *cobra.Command {
 		Long: `Print the full ruleset that the node should hold, rendered from the cluster
 (or from a snapshot file with -f) as kube-proxy v1.37 would program it.
 The text form is the mode's native syntax (iptables-save for iptables mode,
-what nft lists for nftables mode);
+what nft lists for nftables mode, ipvsadm-save plus ipsets, addresses and
+helper chains for ipvs mode);
 -o json|yaml prints the same ruleset as data.`,
 		Example: `  # Render the embedded example
   kubectl svcproxy render --example
@@ -48,9 +50,15 @@ what nft lists for nftables mode);
 
 // Run loads the cluster state, renders and prints.
 func (o *RenderOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, ModeIPTables, ModeNFTables)
+	d, err := o.renderDesired(cmd, &o.source, ModeIPTables, ModeNFTables, ModeIPVS)
 	if err != nil {
 		return err
+	}
+	if d.mode == ModeIPVS {
+		if o.output != "text" {
+			return writeData(o.streams.Out, o.output, d.ipvs)
+		}
+		return ipvs.EncodeAll(o.streams.Out, d.ipvs)
 	}
 	if d.mode == ModeNFTables {
 		if o.output != "text" {

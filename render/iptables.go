@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -214,23 +215,12 @@ func (s *iptablesState) ruleset() *ipt.Ruleset {
 }
 
 func assembleTable(name ipt.TableName, chains map[string]*ipt.Chain) *ipt.Table {
-	t := &ipt.Table{Name: name}
-	for _, b := range BuiltinJumps(name) {
-		t.Chains = append(t.Chains, b)
-	}
+	t := &ipt.Table{Name: name, Chains: BuiltinJumps(name)}
 	custom := make([]*ipt.Chain, 0, len(chains))
 	for _, c := range chains {
 		custom = append(custom, c)
 	}
-	slices.SortFunc(custom, func(a, b *ipt.Chain) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(custom, func(a, b *ipt.Chain) int { return strings.Compare(a.Name, b.Name) })
 	t.Chains = append(t.Chains, custom...)
 	return t
 }

@@ -272,3 +272,21 @@ func assertSpread(t *testing.T, n *e2eNode, want ...string) {
 		t.Fatalf("%s reached %v, want exactly %v", webClusterIP, got, want)
 	}
 }
+
+// TestE2ELiberalConntrack follows kube-proxy on a node whose
+// nf_conntrack_tcp_be_liberal sysctl is set: no rule drops INVALID packets.
+func TestE2ELiberalConntrack(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, n *e2eNode) {
+		if _, err := n.lab.Node().Run(t.Context(), "sysctl", "-w", "net.netfilter.nf_conntrack_tcp_be_liberal=1"); err != nil {
+			t.Skipf("cannot set nf_conntrack_tcp_be_liberal in the namespace: %v", err)
+		}
+		expect(t, n.run("apply", exampleArgs...), ExitOK)
+		if save := n.save(); strings.Contains(save, "--ctstate INVALID") {
+			t.Fatalf("with nf_conntrack_tcp_be_liberal=1 the INVALID drop rule must be absent:\n%s", save)
+		}
+		// render is a function of its inputs: it does not read the node's sysctls.
+		if out, _, _ := run(t, "", append([]string{"render"}, exampleArgs...)...); !strings.Contains(out, "--ctstate INVALID -j DROP") {
+			t.Errorf("render should keep kube-proxy's default INVALID drop rule")
+		}
+	})
+}

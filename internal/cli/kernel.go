@@ -104,6 +104,9 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 			return nil, fmt.Errorf("--ipvs-scheduler: %w", err)
 		}
 	}
+	if cmd.Name() != "render" {
+		readNodeSysctls(&d.cfg)
+	}
 	snap, err := c.load(cmd.Context(), src)
 	if err != nil {
 		return nil, err
@@ -122,6 +125,16 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 		}
 	}
 	return d, nil
+}
+
+// readNodeSysctls fills in what kube-proxy reads from the node's sysctls
+// at startup: with nf_conntrack_tcp_be_liberal set, it installs no rule that
+// drops conntrack-INVALID packets. Only plan and apply, which run on the
+// node, call it; render stays a function of its inputs.
+func readNodeSysctls(cfg *render.Config) {
+	if v, err := os.ReadFile("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal"); err == nil && len(v) > 0 && v[0] != '0' {
+		cfg.ConntrackTCPBeLiberal = true
+	}
 }
 
 // ensureRouteLocalnet sets net.ipv4.conf.all.route_localnet=1 when

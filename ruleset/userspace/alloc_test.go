@@ -1,0 +1,179 @@
+package userspace
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+)
+
+func names(n int) []cluster.ServicePortName {
+	out := make([]cluster.ServicePortName, n)
+	for i := range out {
+		out[i] = cluster.ServicePortName{Namespace: fmt.Sprintf("ns%d", i%7), Name: fmt.Sprintf("svc%d", i), Port: "http", Protocol: cluster.TCP}
+	}
+	return out
+}
+
+func mustAllocate(t *testing.T, ns []cluster.ServicePortName, r PortRange, reserved []int32) map[cluster.ServicePortName]uint16 {
+	t.Helper()
+	m, err := Allocate(ns, r, reserved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A small range makes collisions common, so every property is exercised.
+var small = PortRange{First: 40000, Last: 40499}
+
+func TestAllocateDeterministicDistinctInRange(t *testing.T) {
+	ns := names(300)
+	m := mustAllocate(t, ns, small, nil)
+	rev := slices.Clone(ns)
+	slices.Reverse(rev)
+	if m2 := mustAllocate(t, append(rev, ns[:10]...), small, nil); !maps.Equal(m, m2) {
+		t.Error("allocation depends on input order or duplicates")
+	}
+	seen := map[uint16]bool{}
+	for _, n := range ns {
+		p, ok := m[n]
+		if !ok || !small.Contains(int32(p)) || seen[p] {
+			t.Fatalf("%s: port %d missing, out of %s or taken twice", n, p, small)
+		}
+		seen[p] = true
+	}
+}
+
+func TestAllocateProtocolIsPartOfTheName(t *testing.T) {
+	tcp := cluster.ServicePortName{Namespace: "ns", Name: "dns", Port: "dns", Protocol: cluster.TCP}
+	udp := tcp
+	udp.Protocol = cluster.UDP
+	m := mustAllocate(t, []cluster.ServicePortName{tcp, udp}, PortRange{}, nil)
+	if m[tcp] == m[udp] || !DefaultPortRange.Contains(int32(m[tcp])) {
+		t.Errorf("tcp %d, udp %d: want two distinct ports in %s", m[tcp], m[udp], DefaultPortRange)
+	}
+}
+
+// atHome reports whether n sits at its home port in m.
+func atHome(m map[cluster.ServicePortName]uint16, n cluster.ServicePortName, r PortRange) bool {
+	return m[n] == HomePort(n, r)
+}
+
+func TestAllocateStableOnAdd(t *testing.T) {
+	ns := names(300)
+	before := mustAllocate(t, ns, small, nil)
+	displaced := 0
+	for i := 300; i < 400; i++ {
+		added := cluster.ServicePortName{Namespace: "new", Name: fmt.Sprintf("svc%d", i), Protocol: cluster.UDP}
+		after := mustAllocate(t, append(slices.Clone(ns), added), small, nil)
+		for _, n := range ns {
+			if !atHome(before, n, small) {
+				continue
+			}
+			collides := HomePort(added, small) == before[n] && Key(added) < Key(n)
+			if after[n] != before[n] && !collides {
+				t.Errorf("adding %s moved %s (at home) from %d to %d", added, n, before[n], after[n])
+			}
+		}
+	}
+	for _, n := range ns {
+		if !atHome(before, n, small) {
+			displaced++
+		}
+	}
+	if displaced == 0 {
+		t.Fatal("no collisions: the test range is too large to exercise probing")
+	}
+}
+
+func TestAllocateStableOnDelete(t *testing.T) {
+	ns := names(300)
+	before := mustAllocate(t, ns, small, nil)
+	for i := range ns {
+		rest := slices.Delete(slices.Clone(ns), i, i+1)
+		after := mustAllocate(t, rest, small, nil)
+		for _, n := range rest {
+			if atHome(before, n, small) && after[n] != before[n] {
+				t.Fatalf("deleting %s moved %s (at home) from %d to %d", ns[i], n, before[n], after[n])
+			}
+		}
+	}
+}
+
+// TestAllocateNoCollisionsNoMoves: with a range large enough that no two
+// names share a home port, nothing ever moves.
+func TestAllocateNoCollisionsNoMoves(t *testing.T) {
+	ns := names(3)
+	r := PortRange{First: 1, Last: 65535}
+	m := mustAllocate(t, ns, r, nil)
+	for _, n := range ns {
+		if !atHome(m, n, r) {
+			t.Skip("hash collision among three names; pick other names")
+		}
+	}
+	for i := range ns {
+		rest := slices.Delete(slices.Clone(ns), i, i+1)
+		for n, p := range mustAllocate(t, rest, r, nil) {
+			if m[n] != p {
+				t.Errorf("%s moved", n)
+			}
+		}
+	}
+}
+
+func TestAllocateAvoidsReserved(t *testing.T) {
+	ns := names(300)
+	var reserved []int32
+	for _, p := range mustAllocate(t, ns, small, nil) {
+		if p%2 == 0 {
+			reserved = append(reserved, int32(p))
+		}
+	}
+	reserved = append(reserved, 30080, 0) // outside the range: ignored
+	m := mustAllocate(t, ns, small, reserved)
+	for n, p := range m {
+		if slices.Contains(reserved, int32(p)) {
+			t.Errorf("%s got reserved port %d", n, p)
+		}
+	}
+}
+
+func TestAllocateExhausted(t *testing.T) {
+	r := PortRange{First: 100, Last: 109}
+	ns := names(12)
+	m, err := Allocate(ns, r, []int32{105})
+	var ex *ExhaustedError
+	if !errors.As(err, &ex) {
+		t.Fatalf("err = %v, want *ExhaustedError", err)
+	}
+	if len(m) != 9 || len(ex.Unallocated) != 3 {
+		t.Errorf("%d allocated, %d unallocated; want 9 and 3", len(m), len(ex.Unallocated))
+	}
+	for _, n := range ex.Unallocated {
+		if _, ok := m[n]; ok {
+			t.Errorf("%s both allocated and reported unallocated", n)
+		}
+	}
+	t.Log(err)
+}
+
+func TestParsePortRange(t *testing.T) {
+	for in, want := range map[string]PortRange{
+		"20000-29999": {20000, 29999},
+		"20000+9999":  {20000, 29999},
+		"8080":        {8080, 8080},
+	} {
+		if got, err := ParsePortRange(in); err != nil || got != want {
+			t.Errorf("ParsePortRange(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0-10", "10-5", "1-70000", "60000+6000", "a-b", "-5"} {
+		if _, err := ParsePortRange(in); err == nil {
+			t.Errorf("ParsePortRange(%q): want an error", in)
+		}
+	}
+}

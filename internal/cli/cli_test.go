@@ -224,3 +224,18 @@ func TestRenderIPVS(t *testing.T) {
 		t.Errorf("an unknown scheduler: exit %d, %s", code, stderr)
 	}
 }
+
+func TestRenderUserspace(t *testing.T) {
+	out, stderr, code := run(t, "", "render", "--example", "--mode=userspace", "--family=ipv4", "--proxy-port-range=21000-21999")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"## ports IPv4", "KUBE-PORTALS-CONTAINER", "REDIRECT --to-ports 21"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("userspace render lacks %q", want)
+		}
+	}
+	if _, stderr, code := run(t, "", "render", "--example", "--mode=userspace", "--proxy-port-range=9-1"); code != ExitError || !strings.Contains(stderr, "--proxy-port-range") {
+		t.Errorf("a bad port range: exit %d, %s", code, stderr)
+	}
+}

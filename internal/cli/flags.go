@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
 // Mode is a proxy mode.
@@ -43,6 +44,8 @@ type ProxyFlags struct {
 	NFAcct             bool
 	Family             string
 	ConfigFile         string
+	ProxyPortRange     string
+	BindAddress        string
 }
 
 // NewProxyFlags returns the flags with kube-proxy's defaults.
@@ -78,6 +81,8 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.NFAcct, "nfacct", f.NFAcct, "add kube-proxy's nfacct metric matches (needs the nfacct objects in the kernel)")
 	fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
 	fs.StringVar(&f.ConfigFile, "config", "", "a kube-proxy KubeProxyConfiguration file; flags given on the command line win over it")
+	fs.StringVar(&f.ProxyPortRange, "proxy-port-range", "", "userspace mode: the range of proxy ports, a-b or a+n (default 20000-29999)")
+	fs.StringVar(&f.BindAddress, "bind-address", "", "userspace mode: the address the proxy listens on (default: all)")
 }
 
 // mode returns the validated mode.
@@ -150,4 +155,27 @@ func parsePrefixes(flag string, in []string) ([]netip.Prefix, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// userspaceOptions returns the userspace mode's options from the flags.
+func (f *ProxyFlags) userspaceOptions() (render.UserspaceOptions, error) {
+	var o render.UserspaceOptions
+	if f.ProxyPortRange != "" {
+		r, err := userspace.ParsePortRange(f.ProxyPortRange)
+		if err != nil {
+			return o, fmt.Errorf("--proxy-port-range: %w", err)
+		}
+		o.PortRange = r
+	}
+	if f.BindAddress != "" {
+		a, err := netip.ParseAddr(f.BindAddress)
+		if err != nil {
+			return o, fmt.Errorf("--bind-address %q: not an IP address", f.BindAddress)
+		}
+		o.ListenIP = a
+	}
+	if err := o.Validate(); err != nil {
+		return o, err
+	}
+	return o, nil
 }

@@ -20,6 +20,7 @@ import (
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
 // kernelFlags are the options of the commands that read or change the
@@ -69,13 +70,14 @@ func (k *kernelFlags) lock() (*lock.Lock, error) {
 
 // desired is the rendered state of every selected family.
 type desired struct {
-	mode     Mode
-	tables   *cluster.Tables
-	families []cluster.Family
-	iptables []*ipt.Ruleset
-	nftables []*nft.Ruleset
-	ipvs     []*ipvs.Ruleset
-	cfg      render.Config
+	mode      Mode
+	tables    *cluster.Tables
+	families  []cluster.Family
+	iptables  []*ipt.Ruleset
+	nftables  []*nft.Ruleset
+	ipvs      []*ipvs.Ruleset
+	userspace []*userspace.Ruleset
+	cfg       render.Config
 }
 
 // renderDesired loads the cluster state and renders the selected mode;
@@ -104,6 +106,10 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 			return nil, fmt.Errorf("--ipvs-scheduler: %w", err)
 		}
 	}
+	us, err := c.proxy.userspaceOptions()
+	if err != nil {
+		return nil, err
+	}
 	if cmd.Name() != "render" {
 		readNodeSysctls(&d.cfg)
 	}
@@ -122,6 +128,8 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 			d.nftables = append(d.nftables, render.NFTables(d.tables.ForFamily(f), d.cfg))
 		case ModeIPVS:
 			d.ipvs = append(d.ipvs, render.IPVS(d.tables.ForFamily(f), d.cfg, render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}))
+		case ModeUserspace:
+			d.userspace = append(d.userspace, render.Userspace(d.tables.ForFamily(f), d.cfg, us))
 		}
 	}
 	return d, nil

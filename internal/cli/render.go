@@ -11,6 +11,7 @@ import (
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
 // RenderOptions are the options of `render`.
@@ -29,7 +30,8 @@ func newRenderCommand(c *common) *cobra.Command {
 (or from a snapshot file with -f) as kube-proxy v1.37 would program it.
 The text form is the mode's native syntax (iptables-save for iptables mode,
 what nft lists for nftables mode, ipvsadm-save plus ipsets, addresses and
-helper chains for ipvs mode);
+helper chains for ipvs mode, the proxy-port map and portal rules for
+userspace mode);
 -o json|yaml prints the same ruleset as data.`,
 		Example: `  # Render the embedded example
   kubectl svcproxy render --example
@@ -50,9 +52,15 @@ helper chains for ipvs mode);
 
 // Run loads the cluster state, renders and prints.
 func (o *RenderOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, ModeIPTables, ModeNFTables, ModeIPVS)
+	d, err := o.renderDesired(cmd, &o.source, allModes...)
 	if err != nil {
 		return err
+	}
+	if d.mode == ModeUserspace {
+		if o.output != "text" {
+			return writeData(o.streams.Out, o.output, d.userspace)
+		}
+		return userspace.EncodeAll(o.streams.Out, d.userspace)
 	}
 	if d.mode == ModeIPVS {
 		if o.output != "text" {

@@ -13,5 +13,8 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
+# kube-apiserver and etcd for the API server tests: minutes the first time,
+# then cached (internal/testcluster, hack/testcluster/build.sh).
+hack/testcluster/build.sh >/dev/null
 go test -count=1 -timeout 30m ./...
 go test -count=1 -run '^$' -bench . -benchtime 1x ./... >/dev/null

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -72,8 +73,11 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 	}
 	snap, err := cluster.FromAPI(ctx, client, c.proxy.NodeName)
 	var netErr net.Error
-	if errors.As(err, &netErr) {
+	switch {
+	case errors.As(err, &netErr):
 		return nil, fmt.Errorf("cannot reach the API server at %s: %w", restConfig.Host, err)
+	case apierrors.IsUnauthorized(err):
+		return nil, fmt.Errorf("the API server at %s rejected the credentials (401 Unauthorized: an expired or invalid token or certificate): %w", restConfig.Host, err)
 	}
 	return snap, err
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the test cluster's binaries, kube-apiserver and etcd, from the
+# hack/tools module (k8s.io/kubernetes and go.etcd.io/etcd/server/v3 from the
+# Go module proxy) into _cache/testcluster/<kubernetes version>/ (git-ignored).
+# A binary that is already there, or in the machine's shared cache, is not
+# rebuilt. Prints the directory on stdout, and
+# timings on stderr.
+#
+# The first build takes minutes; internal/testcluster runs this script when
+# the binaries are missing, and hack/test.sh runs it before the tests.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tools="$root/hack/tools"
+
+version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+out="${TESTCLUSTER_CACHE:-$root/_cache/testcluster}/$version"
+mkdir -p "$out"
+
+# Test packages run in parallel and may all ask for a build: one at a time.
+exec 9>"$out/.lock"
+flock 9
+
+# CI and fresh clones on the same machine share a second cache outside the
+# checkout, so a new clone does not rebuild for minutes what the machine has.
+shared="${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-svcproxy/testcluster/$version"
+
+# build NAME PACKAGE: go build PACKAGE into $out/NAME unless it exists.
+# The binary is written under a temporary name and renamed, so an
+# interrupted build never leaves a half-written binary behind.
+build() {
+  local name=$1 pkg=$2
+  if [ -x "$out/$name" ]; then
+    echo "testcluster: $name $version: cached in $out" >&2
+    share "$name"
+    return
+  fi
+  if [ -x "$shared/$name" ] && cp "$shared/$name" "$out/$name.tmp.$$"; then
+    mv -f "$out/$name.tmp.$$" "$out/$name"
+    echo "testcluster: $name $version: copied from $shared" >&2
+    return
+  fi
+  local start=$SECONDS
+  (cd "$tools" && GOFLAGS=-trimpath CGO_ENABLED=0 \
+    go build -ldflags='-s -w' -o "$out/$name.tmp.$$" "$pkg")
+  mv -f "$out/$name.tmp.$$" "$out/$name"
+  echo "testcluster: built $name ($pkg) in $((SECONDS - start))s" >&2
+  share "$name"
+}
+
+# share NAME: keep a copy in the shared cache (best effort).
+share() {
+  [ -x "$shared/$1" ] && return
+  mkdir -p "$shared" && cp "$out/$1" "$shared/$1.tmp.$$" && mv -f "$shared/$1.tmp.$$" "$shared/$1" || true
+}
+
+total=$SECONDS
+build etcd go.etcd.io/etcd/server/v3
+build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
+echo "$out"

@@ -1,0 +1,10 @@
+//go:build tools
+
+// Package tools pins the test cluster's binaries (kube-apiserver and etcd)
+// in this module's go.sum; hack/testcluster/build.sh builds them.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)

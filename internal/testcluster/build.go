@@ -1,0 +1,88 @@
+package testcluster
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildScript is the script, relative to the repository root, that builds
+// kube-apiserver and etcd into a cache directory and prints that directory.
+const buildScript = "hack/testcluster/build.sh"
+
+// binaries returns the directory holding kube-apiserver and etcd, building
+// them first when they are missing (minutes the first time, a second after).
+// It skips the test only when this machine cannot build them at all (no go
+// command, no module proxy), and never when $CI is set.
+func binaries(t testing.TB) string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		skipOrFail(t, "no go command on PATH to build kube-apiserver and etcd")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, buildScript))
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		if reason := cannotBuild(stderr.String()); reason != "" {
+			skipOrFail(t, reason+":\n"+stderr.String())
+		}
+		t.Fatalf("testcluster: %s: %v\n%s", buildScript, err, stderr.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Logf("testcluster: built the binaries in %v\n%s", d.Round(time.Second), stderr.String())
+	}
+	return strings.TrimSpace(stdout.String())
+}
+
+// cannotBuild recognises, in the build's error output, a machine that cannot
+// download modules; it returns why, or "" for a real build failure.
+func cannotBuild(stderr string) string {
+	for _, sign := range []string{
+		"GOPROXY=off", "GOFLAGS=-mod=vendor", "module lookup disabled",
+		"dial tcp", "no such host", "connection refused", "i/o timeout", "TLS handshake timeout",
+	} {
+		if strings.Contains(stderr, sign) {
+			return "cannot download kube-apiserver and etcd from the Go module proxy (" + sign + ")"
+		}
+	}
+	return ""
+}
+
+// skipOrFail skips the test, unless it runs in CI, which must run it.
+func skipOrFail(t testing.TB, reason string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("testcluster: %s (not skipped: $CI is set)", reason)
+	}
+	t.Skipf("testcluster: %s", reason)
+}
+
+// repoRoot finds the repository root by walking up from the working
+// directory (a package directory under go test) to the build script.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, buildScript)); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s not found above the working directory", buildScript)
+		}
+		dir = parent
+	}
+}

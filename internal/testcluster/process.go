@@ -1,0 +1,104 @@
+package testcluster
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// process is one server of the test cluster, started by this package.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	log    string        // the file holding its stdout and stderr
+	exited chan struct{} // closed once it has exited
+	err    error         // its exit status, valid once exited is closed
+}
+
+// startProcess starts bin with args, its output going to logPath, and
+// registers a cleanup that stops it by its PID.
+func startProcess(t testing.TB, name, bin, logPath string, args ...string) *process {
+	t.Helper()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Die with the test binary, even when it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("testcluster: start %s: %v", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// stop ends the process by its PID: SIGTERM, then SIGKILL after 10s.
+func (p *process) stop() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// running returns an error naming the process and quoting its log if it
+// has exited.
+func (p *process) running() error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s exited (%v):\n%s", p.name, p.err, p.tail(40))
+	default:
+		return nil
+	}
+}
+
+// tail returns the last n lines of the process's log.
+func (p *process) tail(n int) string {
+	data, err := os.ReadFile(p.log)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// freePorts returns n distinct TCP ports free on 127.0.0.1. They are
+// released before the servers bind them, a small race that a test run
+// on one machine does not lose in practice.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("testcluster: free port: %v", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,8 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultPath is the lock file used unless --lock-file says otherwise.
-const DefaultPath = "/run/kubectl-svcproxy.lock"
+// DefaultPath is the lock file used unless --lock-file says otherwise. It
+// sits in the state directory, which deploy/daemonset.yaml mounts from the
+// host, so a run in the DaemonSet and a run by hand on the node share it.
+const DefaultPath = "/run/kubectl-svcproxy/apply.lock"
 
 // ErrHeld is returned (wrapped) when another process holds the lock.
 var ErrHeld = errors.New("lock held by another run")
@@ -26,6 +29,9 @@ type Lock struct{ f *os.File }
 // finish (0: fail at once). The holder's PID is written into the file so
 // that the error can name it.
 func Acquire(path string, wait time.Duration) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock directory: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)

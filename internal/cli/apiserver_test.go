@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,21 +45,19 @@ ports:
 - {name: http, port: 8080, protocol: TCP}
 `
 
-// apiserverRBAC is the least the plugin needs, bound to the svcproxy user,
-// and a role that may read Nodes but nothing else, bound to the other user.
-const apiserverRBAC = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: svcproxy}
-rules:
-- {apiGroups: [""], resources: [services, nodes], verbs: [get, list, watch]}
-- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
-- {apiGroups: [networking.k8s.io], resources: [servicecidrs], verbs: [get, list, watch]}
----
+// rbacManifest is the RBAC that deploy/daemonset.yaml runs with: the
+// kubectl-svcproxy ServiceAccount, ClusterRole and ClusterRoleBinding. The
+// test applies it as shipped, so the ClusterRole tested is the one deployed.
+const rbacManifest = "../../deploy/rbac.yaml"
+
+// apiserverTestRBAC binds the shipped ClusterRole to the svcproxy user the
+// test authenticates as, and gives the other user a role that may read Nodes
+// but nothing else.
+const apiserverTestRBAC = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
-metadata: {name: svcproxy}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: svcproxy}
+metadata: {name: kubectl-svcproxy-test-user}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kubectl-svcproxy}
 subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: svcproxy}
 ---
@@ -89,7 +88,16 @@ func TestAPIServer(t *testing.T) {
 	// Before the binding, the first request is refused: the error names it.
 	expectError(t, []string{"render", user, "--node-name=node1"},
 		`cannot get resource "nodes"`, `"svcproxy"`)
-	c.Apply(t, apiserverRBAC)
+	rbac, err := os.ReadFile(rbacManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Apply(t, string(rbac))
+	// The shipped RBAC binds only the ServiceAccount: the user is still
+	// refused until the test binds the same ClusterRole to it.
+	expectError(t, []string{"render", user, "--node-name=node1"},
+		`cannot get resource "nodes"`, `"svcproxy"`)
+	c.Apply(t, apiserverTestRBAC)
 
 	t.Run("render", func(t *testing.T) {
 		want := renderWhenSynced(t, user, "-d 10.96.0.50/32")

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// deployDocuments splits a manifest in deploy/ into its YAML documents.
+func deployDocuments(t *testing.T, name string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+func stripComments(doc []byte) []byte {
+	var b bytes.Buffer
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// decodeStrict decodes doc into obj, failing on any field obj's type lacks.
+func decodeStrict(t *testing.T, name string, doc []byte, obj any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// kindOf returns a document's apiVersion and kind.
+func kindOf(t *testing.T, name string, doc []byte) string {
+	t.Helper()
+	var tm struct{ APIVersion, Kind string }
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return tm.APIVersion + " " + tm.Kind
+}
+
+// TestDeployManifestsParse checks that every manifest in deploy/ decodes
+// strictly into its Kubernetes type and says what the README promises.
+func TestDeployManifestsParse(t *testing.T) {
+	t.Run("rbac.yaml", func(t *testing.T) {
+		docs := deployDocuments(t, "rbac.yaml")
+		var kinds []string
+		for _, doc := range docs {
+			kinds = append(kinds, kindOf(t, "rbac.yaml", doc))
+		}
+		want := []string{"v1 ServiceAccount", "rbac.authorization.k8s.io/v1 ClusterRole", "rbac.authorization.k8s.io/v1 ClusterRoleBinding"}
+		if !slices.Equal(kinds, want) {
+			t.Fatalf("kinds %q, want %q", kinds, want)
+		}
+		var sa corev1.ServiceAccount
+		var role rbacv1.ClusterRole
+		var binding rbacv1.ClusterRoleBinding
+		decodeStrict(t, "rbac.yaml", docs[0], &sa)
+		decodeStrict(t, "rbac.yaml", docs[1], &role)
+		decodeStrict(t, "rbac.yaml", docs[2], &binding)
+		if sa.Name != "kubectl-svcproxy" || sa.Namespace != "kube-system" {
+			t.Errorf("ServiceAccount %s/%s", sa.Namespace, sa.Name)
+		}
+		// Least privilege: read-only, and only what the tool reads.
+		read := []string{"get", "list", "watch"}
+		wantRules := []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"nodes", "services"}, Verbs: read},
+			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"servicecidrs"}, Verbs: read},
+		}
+		if role.Name != "kubectl-svcproxy" || !reflect.DeepEqual(role.Rules, wantRules) {
+			t.Errorf("ClusterRole %s rules %+v, want %+v", role.Name, role.Rules, wantRules)
+		}
+		wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubectl-svcproxy", Namespace: "kube-system"}}
+		if binding.RoleRef.Name != role.Name || !reflect.DeepEqual(binding.Subjects, wantSubjects) {
+			t.Errorf("ClusterRoleBinding roleRef %+v subjects %+v", binding.RoleRef, binding.Subjects)
+		}
+	})
+
+	t.Run("daemonset.yaml", func(t *testing.T) {
+		docs := deployDocuments(t, "daemonset.yaml")
+		if len(docs) != 1 || kindOf(t, "daemonset.yaml", docs[0]) != "apps/v1 DaemonSet" {
+			t.Fatalf("want one apps/v1 DaemonSet, got %d documents", len(docs))
+		}
+		var ds appsv1.DaemonSet
+		decodeStrict(t, "daemonset.yaml", docs[0], &ds)
+		if ds.Namespace != "kube-system" || !reflect.DeepEqual(ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels) {
+			t.Errorf("DaemonSet %s/%s selector %v labels %v", ds.Namespace, ds.Name, ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels)
+		}
+		checkPodSpec(t, ds.Spec.Template.Spec)
+		if pod := ds.Spec.Template.Spec; len(pod.Tolerations) != 1 || pod.Tolerations[0].Operator != corev1.TolerationOpExists {
+			t.Errorf("tolerations %+v, want operator Exists", pod.Tolerations)
+		}
+	})
+
+	t.Run("cronjob.yaml", func(t *testing.T) {
+		docs := deployDocuments(t, "cronjob.yaml")
+		if len(docs) != 1 || kindOf(t, "cronjob.yaml", docs[0]) != "batch/v1 CronJob" {
+			t.Fatalf("want one batch/v1 CronJob, got %d documents", len(docs))
+		}
+		var cj batchv1.CronJob
+		decodeStrict(t, "cronjob.yaml", docs[0], &cj)
+		if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+			t.Errorf("concurrencyPolicy %q", cj.Spec.ConcurrencyPolicy)
+		}
+		pod := cj.Spec.JobTemplate.Spec.Template.Spec
+		if pod.NodeName == "" {
+			t.Error("the CronJob is not pinned to a node")
+		}
+		checkPodSpec(t, pod)
+	})
+
+	t.Run("krew/svcproxy.yaml", func(t *testing.T) {
+		docs := deployDocuments(t, "krew/svcproxy.yaml")
+		if len(docs) != 1 || kindOf(t, "krew", docs[0]) != "krew.googlecontainertools.github.com/v1alpha2 Plugin" {
+			t.Fatalf("want one krew Plugin, got %d documents", len(docs))
+		}
+		var plugin struct {
+			Metadata struct{ Name string }
+			Spec     struct {
+				ShortDescription, Description, Homepage string
+				Platforms                               []struct {
+					URI, Sha256, Bin string
+					Selector         struct{ MatchLabels map[string]string }
+				}
+			}
+		}
+		if err := yaml.Unmarshal(docs[0], &plugin); err != nil {
+			t.Fatal(err)
+		}
+		if plugin.Metadata.Name != "svcproxy" || plugin.Spec.ShortDescription == "" || plugin.Spec.Description == "" || plugin.Spec.Homepage == "" {
+			t.Errorf("plugin %+v", plugin)
+		}
+		var arches []string
+		for _, p := range plugin.Spec.Platforms {
+			arch := p.Selector.MatchLabels["arch"]
+			arches = append(arches, p.Selector.MatchLabels["os"]+"/"+arch)
+			if p.Bin != "kubectl-svcproxy" || p.Sha256 == "" || !strings.HasSuffix(p.URI, "_linux_"+arch+".tar.gz") {
+				t.Errorf("platform %+v", p)
+			}
+		}
+		if !slices.Equal(arches, []string{"linux/amd64", "linux/arm64"}) {
+			t.Errorf("platforms %q", arches)
+		}
+	})
+}
+
+// checkPodSpec checks what both the DaemonSet and the CronJob need to run
+// apply on the node: the host network, NET_ADMIN, the ServiceAccount from
+// rbac.yaml, the node name from the downward API, and the host's locks.
+func checkPodSpec(t *testing.T, pod corev1.PodSpec) {
+	t.Helper()
+	if !pod.HostNetwork || pod.ServiceAccountName != "kubectl-svcproxy" || pod.PriorityClassName != "system-node-critical" {
+		t.Errorf("hostNetwork %v serviceAccountName %q priorityClassName %q", pod.HostNetwork, pod.ServiceAccountName, pod.PriorityClassName)
+	}
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil || !slices.Contains(c.SecurityContext.Capabilities.Add, "NET_ADMIN") {
+		t.Errorf("securityContext %+v lacks NET_ADMIN", c.SecurityContext)
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != "NODE_NAME" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+		t.Errorf("env %+v, want NODE_NAME from spec.nodeName", c.Env)
+	}
+	cmd := strings.Join(append(slices.Clone(c.Command), c.Args...), " ")
+	for _, arg := range []string{"apply", "--node-name=$(NODE_NAME)", "--cluster-cidr=", "--lock-wait=60s", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy"} {
+		if !strings.Contains(cmd, arg) {
+			t.Errorf("command %q lacks %q", cmd, arg)
+		}
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m
+	}
+	fileOrCreate, dirOrCreate := corev1.HostPathFileOrCreate, corev1.HostPathDirectoryOrCreate
+	for _, want := range []struct {
+		path     string
+		typ      *corev1.HostPathType
+		readOnly bool
+	}{
+		{"/run/xtables.lock", &fileOrCreate, false},
+		{"/lib/modules", nil, true},
+		{"/run/kubectl-svcproxy", &dirOrCreate, false},
+	} {
+		found := false
+		for _, v := range pod.Volumes {
+			if v.HostPath == nil || v.HostPath.Path != want.path {
+				continue
+			}
+			found = true
+			if !reflect.DeepEqual(v.HostPath.Type, want.typ) {
+				t.Errorf("hostPath %s type %v", want.path, v.HostPath.Type)
+			}
+			if m, ok := mounts[v.Name]; !ok || m.MountPath != want.path || m.ReadOnly != want.readOnly {
+				t.Errorf("hostPath %s mounted as %+v", want.path, m)
+			}
+		}
+		if !found {
+			t.Errorf("no hostPath volume %s", want.path)
+		}
+	}
+}

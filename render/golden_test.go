@@ -3,7 +3,6 @@ package render_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +14,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // caseConfig is a golden case's config.yaml: the node and the proxy flags.
 type caseConfig struct {
@@ -131,7 +129,7 @@ func (gc *goldenCase) section(name string) (string, bool) {
 // check compares got with the named section, or rewrites it with -update.
 func (gc *goldenCase) check(t *testing.T, name, got string) {
 	t.Helper()
-	if *update {
+	if *golden.Update {
 		i := slices.IndexFunc(gc.archive.Files, func(f txtar.File) bool { return f.Name == name })
 		if i < 0 {
 			gc.archive.Files = append(gc.archive.Files, txtar.File{Name: name})

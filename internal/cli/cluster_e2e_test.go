@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+)
+
+// clusterE2EObjects is web (ClusterIP 10.96.0.10:80 -> 8080) with two
+// endpoints, one on node1 and one on node2, and node1 itself.
+const clusterE2EObjects = `
+apiVersion: v1
+kind: Node
+metadata:
+  name: node1
+status:
+  addresses:
+  - {type: InternalIP, address: 192.168.77.10}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  clusterIP: 10.96.0.10
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 8080, protocol: TCP}
+---
+` + clusterE2ESliceHeader + `
+- addresses: [10.244.0.11]
+  conditions: {ready: true}
+  nodeName: node1
+- addresses: [10.244.1.12]
+  conditions: {ready: true}
+  nodeName: node2
+`
+
+// clusterE2ESliceHeader is web's EndpointSlice up to its endpoint list.
+const clusterE2ESliceHeader = `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: web-1
+  namespace: default
+  labels: {kubernetes.io/service-name: web}
+addressType: IPv4
+ports:
+- {name: http, port: 8080, protocol: TCP}
+endpoints:`
+
+// clusterE2EScaled is web's EndpointSlice after a scale-down to the pod on
+// node2.
+const clusterE2EScaled = clusterE2ESliceHeader + `
+- addresses: [10.244.1.12]
+  conditions: {ready: true}
+  nodeName: node2
+`
+
+// TestClusterE2E runs the documented cron workflow against a real
+// kube-apiserver: `kubectl svcproxy snapshot` where the API server is
+// reachable (the root namespace: it listens on 127.0.0.1 there), then
+// `apply -f` of that snapshot inside the lab's node namespace, and checks
+// the traffic as the cluster scales web down and deletes it.
+func TestClusterE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real kube-apiserver and etcd")
+	}
+	n := newE2ENode(t, "nft") // skips unless root with iptables-nft
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("no kubectl on PATH")
+	}
+	c := testcluster.Start(t)
+	rbac, err := os.ReadFile(rbacManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Apply(t, string(rbac))
+	c.Apply(t, apiserverTestRBAC)
+	c.Apply(t, clusterE2EObjects)
+
+	for ip, name := range map[string]string{"10.244.0.11": "web-11", "10.244.1.12": "web-12"} {
+		if err := n.lab.AddPod(name, netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	step := 0
+	// snapshotApply runs `kubectl svcproxy snapshot` as the svcproxy user
+	// until the snapshot satisfies synced (the plugin lists from the API
+	// server's watch cache, which may lag behind kubectl's writes), then
+	// applies it in the node namespace.
+	snapshotApply := func(synced func(snap string) bool) []string {
+		t.Helper()
+		step++
+		file := filepath.Join(n.dir, "snapshot-"+string(rune('0'+step))+".yaml")
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ctx, cancel := context.WithTimeout(t.Context(), cmdTimeout)
+			cmd := exec.CommandContext(ctx, kubectl, "svcproxy", "snapshot", "--node-name=node1", "-o", file)
+			// Plugin discovery: kubectl finds kubectl-svcproxy on PATH.
+			cmd.Env = append(os.Environ(),
+				"PATH="+filepath.Dir(n.bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"KUBECONFIG="+c.UserKubeconfig)
+			r := runCmd(cmd)
+			cancel()
+			if r.code != 0 {
+				t.Fatalf("snapshot:\n%s", r)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if synced(string(data)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the snapshot never reflected the cluster:\n%s", data)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		args := []string{"-f", file, "--node-name=node1", "--cluster-cidr=10.244.0.0/16", "--family=ipv4"}
+		expect(t, n.run("apply", args...), ExitOK, "Applied (iptables-nft)")
+		return args
+	}
+
+	// a) Both endpoints.
+	snapshotApply(func(s string) bool {
+		return strings.Contains(s, "10.244.0.11") && strings.Contains(s, "10.244.1.12")
+	})
+	assertSpread(t, n, "web-11", "web-12")
+
+	// b) Scaled down to the pod on node2.
+	c.Apply(t, clusterE2EScaled)
+	args := snapshotApply(func(s string) bool {
+		return !strings.Contains(s, "10.244.0.11") && strings.Contains(s, "10.244.1.12")
+	})
+	expect(t, n.run("plan", args...), ExitOK, "No changes")
+	assertSpread(t, n, "web-12")
+
+	// c) web deleted.
+	c.Kubectl(t, "", "delete", "-n", "default", "service/web", "endpointslice/web-1")
+	snapshotApply(func(s string) bool {
+		return !strings.Contains(s, "10.96.0.10") && !strings.Contains(s, "10.244.1.12")
+	})
+	_, err = n.lab.Client().DialTCP(t.Context(), webClusterIP, netlab.DefaultTimeout)
+	if err == nil || !(netlab.IsTimeout(err) || netlab.IsRefused(err)) {
+		t.Fatalf("%s after web was deleted: got %v, want a timeout or a refusal", webClusterIP, err)
+	}
+	if save := n.save(); strings.Contains(save, "KUBE-SVC-") {
+		t.Fatalf("a KUBE-SVC- chain remains after web was deleted:\n%s", save)
+	}
+}

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,16 +103,7 @@ func (gc *goldenCase) families() []cluster.Family {
 
 // renderIPTables renders every family of the case as iptables-save text.
 func (gc *goldenCase) renderIPTables(t *testing.T, input []byte) ([]*ipt.Ruleset, string) {
-	tables := gc.tables(t, input)
-	var sets []*ipt.Ruleset
-	for _, f := range gc.families() {
-		sets = append(sets, render.IPTables(tables.ForFamily(f), gc.cfg.Config))
-	}
-	var b bytes.Buffer
-	if err := ipt.EncodeAll(&b, sets); err != nil {
-		t.Fatal(err)
-	}
-	return sets, b.String()
+	return iptablesGolden.renderCase(t, gc, input)
 }
 
 // section returns the named section of the archive, or "" and false.
@@ -147,48 +137,6 @@ func (gc *goldenCase) check(t *testing.T, name, got string) {
 	}
 	if want != got {
 		t.Errorf("%s: %s differs from the golden file (-want +got):\n%s", gc.path, name, cmp.Diff(want, got))
-	}
-}
-
-func TestGoldenIPTables(t *testing.T) {
-	for _, gc := range loadGoldenCases(t) {
-		t.Run(gc.name, func(t *testing.T) {
-			sets, got := gc.renderIPTables(t, gc.input)
-			gc.check(t, "iptables", got)
-
-			// Deterministic: the same input in reverse document order renders the same.
-			if _, again := gc.renderIPTables(t, reverseDocuments(gc.input)); again != got {
-				t.Errorf("rendering depends on input order:\n%s", cmp.Diff(got, again))
-			}
-			// The text form reads back into the same value.
-			back, err := ipt.ParseAll([]byte(got))
-			if err != nil {
-				t.Fatalf("parse rendered text: %v", err)
-			}
-			assertSameRulesets(t, "text round trip", sets, back)
-			// And so does the JSON form.
-			data, err := json.Marshal(sets)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fromJSON []*ipt.Ruleset
-			if err := json.Unmarshal(data, &fromJSON); err != nil {
-				t.Fatal(err)
-			}
-			assertSameRulesets(t, "JSON round trip", sets, fromJSON)
-		})
-	}
-}
-
-func assertSameRulesets(t *testing.T, what string, want, got []*ipt.Ruleset) {
-	t.Helper()
-	if len(want) != len(got) {
-		t.Fatalf("%s: %d rulesets, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if !want[i].Equal(got[i]) {
-			t.Errorf("%s: ruleset %d differs:\n%s", what, i, cmp.Diff(want[i].String(), got[i].String()))
-		}
 	}
 }
 

@@ -3,12 +3,12 @@ package iptables
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
 // Encode writes rs in iptables-save format: for each table a "*name" line,
@@ -42,16 +42,8 @@ func (rs *Ruleset) String() string {
 	return b.String()
 }
 
-// ParseError reports a line of iptables-save text that could not be read.
-type ParseError struct {
-	Line int
-	Text string
-	Msg  string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, e.Text)
-}
+// ParseError reports a line of the text form that could not be read.
+type ParseError = textform.ParseError
 
 // Parse reads iptables-save output (or iptables-restore input of the same
 // shape) into a Ruleset of the given family. Comment lines and counters are

@@ -3,11 +3,12 @@ package ipvs
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
 // Section headers of the text form, in the order they appear.
@@ -156,27 +157,12 @@ func (s *Set) encode(w *bufio.Writer) {
 }
 
 // ParseError reports a line of the text form that could not be read.
-type ParseError struct {
-	Line int
-	Text string
-	Msg  string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, e.Text)
-}
+type ParseError = textform.ParseError
 
 // Parse reads one ruleset in the text form Encode writes. All four
 // sections must be present, in order.
 func Parse(data []byte) (*Ruleset, error) {
-	all, err := ParseAll(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(all) != 1 {
-		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("want one ruleset, found %d", len(all))}
-	}
-	return all[0], nil
+	return textform.One(ParseAll(data))
 }
 
 // ParseAll reads the rulesets EncodeAll writes.

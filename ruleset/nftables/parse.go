@@ -4,31 +4,18 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
-// ParseError reports a line of nft listing text that could not be read.
-type ParseError struct {
-	Line int
-	Text string
-	Msg  string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, e.Text)
-}
+// ParseError reports a line of the text form that could not be read.
+type ParseError = textform.ParseError
 
 // Parse reads the listing of exactly one table, as `nft list table` prints
 // it and Encode writes it, into a Ruleset. Sets, elements, chains and rules
 // keep the order of the text.
 func Parse(data []byte) (*Ruleset, error) {
-	all, err := ParseAll(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(all) != 1 {
-		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("want exactly one table, found %d", len(all))}
-	}
-	return all[0], nil
+	return textform.One(ParseAll(data))
 }
 
 // ParseAll reads any number of tables, as `nft list ruleset` prints them

@@ -11,6 +11,8 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
 // Section headers and the column legend of the text form.
@@ -87,26 +89,11 @@ func EncodeAll(w io.Writer, sets []*Ruleset) error {
 }
 
 // ParseError reports a line of the text form that could not be read.
-type ParseError struct {
-	Line int
-	Text string
-	Msg  string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, e.Text)
-}
+type ParseError = textform.ParseError
 
 // Parse reads the text form of one ruleset.
 func Parse(data []byte) (*Ruleset, error) {
-	sets, err := ParseAll(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(sets) != 1 {
-		return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("want one ruleset, found %d", len(sets))}
-	}
-	return sets[0], nil
+	return textform.One(ParseAll(data))
 }
 
 // ParseAll reads what EncodeAll writes: each "## ports" line starts a ruleset.

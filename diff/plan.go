@@ -17,6 +17,20 @@ type Summary struct {
 	ChainsDeleted int `json:"chainsDeleted"`
 	RulesAdded    int `json:"rulesAdded"`
 	RulesRemoved  int `json:"rulesRemoved"`
+	// Set and map elements (nftables; ipset entries in ipvs mode).
+	ElementsAdded   int `json:"elementsAdded,omitempty"`
+	ElementsRemoved int `json:"elementsRemoved,omitempty"`
+	// IPVS virtual servers, their real servers, and the addresses on the
+	// dummy interface (ipvs mode).
+	ServicesAdded        int `json:"servicesAdded,omitempty"`
+	ServicesChanged      int `json:"servicesChanged,omitempty"`
+	ServicesDeleted      int `json:"servicesDeleted,omitempty"`
+	DestinationsAdded    int `json:"destinationsAdded,omitempty"`
+	DestinationsChanged  int `json:"destinationsChanged,omitempty"`
+	DestinationsDeleted  int `json:"destinationsDeleted,omitempty"`
+	DestinationsDraining int `json:"destinationsDraining,omitempty"`
+	AddressesAdded       int `json:"addressesAdded,omitempty"`
+	AddressesRemoved     int `json:"addressesRemoved,omitempty"`
 }
 
 // Add accumulates another summary.
@@ -26,12 +40,40 @@ func (s *Summary) Add(o Summary) {
 	s.ChainsDeleted += o.ChainsDeleted
 	s.RulesAdded += o.RulesAdded
 	s.RulesRemoved += o.RulesRemoved
+	s.ElementsAdded += o.ElementsAdded
+	s.ElementsRemoved += o.ElementsRemoved
+	s.ServicesAdded += o.ServicesAdded
+	s.ServicesChanged += o.ServicesChanged
+	s.ServicesDeleted += o.ServicesDeleted
+	s.DestinationsAdded += o.DestinationsAdded
+	s.DestinationsChanged += o.DestinationsChanged
+	s.DestinationsDeleted += o.DestinationsDeleted
+	s.DestinationsDraining += o.DestinationsDraining
+	s.AddressesAdded += o.AddressesAdded
+	s.AddressesRemoved += o.AddressesRemoved
 }
+
+// Empty reports whether the summary counts nothing.
+func (s Summary) Empty() bool { return s == Summary{} }
 
 // String is the plan's summary line.
 func (s Summary) String() string {
-	return fmt.Sprintf("chains +%d ~%d -%d, rules +%d -%d",
+	out := fmt.Sprintf("chains +%d ~%d -%d, rules +%d -%d",
 		s.ChainsAdded, s.ChainsChanged, s.ChainsDeleted, s.RulesAdded, s.RulesRemoved)
+	if s.ElementsAdded+s.ElementsRemoved > 0 {
+		out += fmt.Sprintf(", elements +%d -%d", s.ElementsAdded, s.ElementsRemoved)
+	}
+	if s.ServicesAdded+s.ServicesChanged+s.ServicesDeleted > 0 {
+		out += fmt.Sprintf(", virtual servers +%d ~%d -%d", s.ServicesAdded, s.ServicesChanged, s.ServicesDeleted)
+	}
+	if s.DestinationsAdded+s.DestinationsChanged+s.DestinationsDeleted+s.DestinationsDraining > 0 {
+		out += fmt.Sprintf(", real servers +%d ~%d -%d (draining %d)",
+			s.DestinationsAdded, s.DestinationsChanged, s.DestinationsDeleted, s.DestinationsDraining)
+	}
+	if s.AddressesAdded+s.AddressesRemoved > 0 {
+		out += fmt.Sprintf(", addresses +%d -%d", s.AddressesAdded, s.AddressesRemoved)
+	}
+	return out
 }
 
 // Summary counts chains and rules added and removed.

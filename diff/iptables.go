@@ -70,29 +70,42 @@ func (cs *IPTablesChangeSet) Tables() []ipt.TableName {
 	return out
 }
 
-// IPTables compares desired (a render) with live (a dump of the kernel's
-// tables) and returns the changes that make the owned part of live equal to
-// desired. Chains and rules the tool does not own are never in the result.
+// Owner reports whether a user-defined chain of an iptables table belongs
+// to the mode in use. Each mode owns only its own chains (see
+// render.OwnsIPTablesChain, render.OwnsIPVSChain and
+// render.OwnsUserspaceChain), so applying one mode never removes what
+// another mode, or anyone else, wrote.
+type Owner func(table ipt.TableName, chain string) bool
+
+// IPTables compares desired (an iptables-mode render) with live (a dump of
+// the kernel's tables) and returns the changes that make the owned part of
+// live equal to desired. Chains and rules the tool does not own are never in
+// the result.
 func IPTables(desired, live *ipt.Ruleset) *IPTablesChangeSet {
+	return IPTablesOwned(desired, live, render.OwnsIPTablesChain)
+}
+
+// IPTablesOwned is IPTables for the chains that owns says are the mode's.
+func IPTablesOwned(desired, live *ipt.Ruleset, owns Owner) *IPTablesChangeSet {
 	cs := &IPTablesChangeSet{Family: desired.Family}
 	for _, dt := range desired.Tables {
 		lt := live.Table(dt.Name)
 		if lt == nil {
 			lt = &ipt.Table{Name: dt.Name}
 		}
-		diffTable(cs, dt, lt)
+		diffTable(cs, dt, lt, owns)
 	}
 	return cs
 }
 
-func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table) {
+func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, owns Owner) {
 	var creates, deletes []IPTablesChange
 	var inserts, removals []IPTablesChange
 	for _, dc := range dt.Chains {
 		lc := lt.Chain(dc.Name)
 		switch {
 		case ipt.IsBuiltin(dt.Name, dc.Name):
-			ins, del := diffJumps(dt.Name, dc, lc)
+			ins, del := diffJumps(dt.Name, dc, lc, owns)
 			inserts, removals = append(inserts, ins...), append(removals, del...)
 		case lc == nil:
 			creates = append(creates, IPTablesChange{Verb: CreateChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules})
@@ -105,13 +118,13 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table) {
 	// Built-in chains that the desired state leaves out hold no wanted jumps.
 	for _, lc := range lt.Chains {
 		if ipt.IsBuiltin(lt.Name, lc.Name) && dt.Chain(lc.Name) == nil {
-			_, del := diffJumps(dt.Name, &ipt.Chain{Name: lc.Name}, lc)
+			_, del := diffJumps(dt.Name, &ipt.Chain{Name: lc.Name}, lc, owns)
 			removals = append(removals, del...)
 		}
 	}
-	refs := foreignReferences(lt)
+	refs := foreignReferences(lt, owns)
 	for _, lc := range lt.Chains {
-		if ipt.IsBuiltin(lt.Name, lc.Name) || dt.Chain(lc.Name) != nil || !render.OwnsIPTablesChain(lt.Name, lc.Name) {
+		if ipt.IsBuiltin(lt.Name, lc.Name) || dt.Chain(lc.Name) != nil || !owns(lt.Name, lc.Name) {
 			continue
 		}
 		if render.IsSharedIPTablesChain(lc.Name) {
@@ -142,11 +155,11 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table) {
 // live chain's owned jump rules (see isOwnedJump).
 // Rules are compared as multisets: kube-proxy ensures jump rules exist
 // rather than fixing their order.
-func diffJumps(table ipt.TableName, want, live *ipt.Chain) (inserts, deletes []IPTablesChange) {
+func diffJumps(table ipt.TableName, want, live *ipt.Chain, owns Owner) (inserts, deletes []IPTablesChange) {
 	have := map[ipt.Rule]int{}
 	if live != nil {
 		for _, r := range live.Rules {
-			if isOwnedJump(table, r) {
+			if isOwnedJump(table, r, owns) {
 				have[r]++
 			}
 		}
@@ -172,16 +185,16 @@ func diffJumps(table ipt.TableName, want, live *ipt.Chain) (inserts, deletes []I
 
 // foreignReferences returns the chains that a rule the tool does not own
 // jumps to: such chains cannot be deleted without breaking that rule.
-func foreignReferences(t *ipt.Table) map[string]bool {
+func foreignReferences(t *ipt.Table, owns Owner) map[string]bool {
 	refs := map[string]bool{}
 	for _, c := range t.Chains {
-		if !ipt.IsBuiltin(t.Name, c.Name) && render.OwnsIPTablesChain(t.Name, c.Name) {
+		if !ipt.IsBuiltin(t.Name, c.Name) && owns(t.Name, c.Name) {
 			continue
 		}
 		for _, r := range c.Rules {
 			if ipt.IsBuiltin(t.Name, c.Name) {
 				// Jump rules in built-in chains are owned; other rules there are not.
-				if isOwnedJump(t.Name, r) {
+				if isOwnedJump(t.Name, r, owns) {
 					continue
 				}
 			}
@@ -195,24 +208,25 @@ func foreignReferences(t *ipt.Table) map[string]bool {
 
 // isOwnedJump reports whether a rule in a built-in chain is one of the
 // tool's jump rules.
-func isOwnedJump(table ipt.TableName, r ipt.Rule) bool {
-	return render.OwnsIPTablesChain(table, r.Target()) && looksLikeOwnedJump(r)
+func isOwnedJump(table ipt.TableName, r ipt.Rule, owns Owner) bool {
+	return owns(table, r.Target()) && looksLikeOwnedJump(r)
 }
 
 // looksLikeOwnedJump reports whether a built-in chain's rule into an owned
 // chain is one the tool manages (and may delete), rather than a user's own
 // rule that happens to target a KUBE- chain. Every owned jump is a bare
-// jump with at most a conntrack state match and a comment.
+// jump with at most a conntrack state match, a local-destination match
+// (the userspace mode's NodePort jumps) and a comment.
 func looksLikeOwnedJump(r ipt.Rule) bool {
 	f := r.Fields()
 	for i := 0; i < len(f); i++ {
 		switch f[i] {
 		case "-m":
-			if i+1 < len(f) && f[i+1] != "conntrack" && f[i+1] != "comment" {
+			if i+1 < len(f) && f[i+1] != "conntrack" && f[i+1] != "comment" && f[i+1] != "addrtype" {
 				return false
 			}
 			i++
-		case "--ctstate", "--comment", "-j":
+		case "--ctstate", "--comment", "--dst-type", "-j":
 			i++
 		default:
 			return false
@@ -221,10 +235,15 @@ func looksLikeOwnedJump(r ipt.Rule) bool {
 	return true
 }
 
-// OwnedIPTables returns the part of a live ruleset that the tool owns: its
-// chains, and the built-in chains holding only its jump rules. Used as the
-// desired state, it undoes changes made since live was read.
+// OwnedIPTables returns the part of a live ruleset that the iptables mode
+// owns: its chains, and the built-in chains holding only its jump rules.
+// Used as the desired state, it undoes changes made since live was read.
 func OwnedIPTables(live *ipt.Ruleset) *ipt.Ruleset {
+	return OwnedIPTablesBy(live, render.OwnsIPTablesChain)
+}
+
+// OwnedIPTablesBy is OwnedIPTables for the chains owns says are the mode's.
+func OwnedIPTablesBy(live *ipt.Ruleset, owns Owner) *ipt.Ruleset {
 	out := &ipt.Ruleset{Family: live.Family}
 	for _, t := range live.Tables {
 		ot := &ipt.Table{Name: t.Name}
@@ -233,12 +252,12 @@ func OwnedIPTables(live *ipt.Ruleset) *ipt.Ruleset {
 			case ipt.IsBuiltin(t.Name, c.Name):
 				oc := &ipt.Chain{Name: c.Name, Policy: "-"}
 				for _, r := range c.Rules {
-					if isOwnedJump(t.Name, r) {
+					if isOwnedJump(t.Name, r, owns) {
 						oc.Rules = append(oc.Rules, r)
 					}
 				}
 				ot.Chains = append(ot.Chains, oc)
-			case render.OwnsIPTablesChain(t.Name, c.Name):
+			case owns(t.Name, c.Name):
 				ot.Chains = append(ot.Chains, &ipt.Chain{Name: c.Name, Policy: "-", Rules: c.Rules})
 			}
 		}

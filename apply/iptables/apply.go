@@ -28,7 +28,7 @@ func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, err
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTables(d, live), generation: gen})
+		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTablesOwned(d, live, c.owner()), generation: gen})
 	}
 	return plans, nil
 }
@@ -152,7 +152,7 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
 			errs = append(errs, err)
 			continue
 		}
-		back := diff.IPTables(diff.OwnedIPTables(before), now)
+		back := diff.IPTablesOwned(diff.OwnedIPTablesBy(before, c.owner()), now, c.owner())
 		if script := Script(back.Changes, s.Table, c.Backend, chainCount(now, s.Table)); script != nil {
 			if err := c.Restore(ctx, s.Family, script); err != nil {
 				errs = append(errs, err)

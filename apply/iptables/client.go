@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -65,6 +67,18 @@ type Client struct {
 	// namespace that Exec works in. Either unset disables it.
 	CacheDir   string
 	Generation func() (uint32, error)
+	// Owns says which chains belong to the mode being applied; nil means
+	// the iptables mode's (render.OwnsIPTablesChain). The userspace and
+	// ipvs modes write their own chains through the same client.
+	Owns diff.Owner
+}
+
+// owner returns the chain ownership in effect.
+func (c *Client) owner() diff.Owner {
+	if c.Owns == nil {
+		return render.OwnsIPTablesChain
+	}
+	return c.Owns
 }
 
 // tool returns the binary of the backend for a family: "iptables-nft-save".

@@ -22,9 +22,10 @@ func newApplyCommand(c *common) *cobra.Command {
 		Use:   "apply",
 		Short: "Change this node's kernel rules to match the cluster, changing only what differs",
 		Long: `Render the desired rules, read the live rules, and write only the chains that
-differ: one atomic iptables-restore --noflush per table. If a later table
-fails, the tables already written are restored, so the kernel is either fully
-applied or as it was. Rules the tool does not own are never touched. Stale UDP
+differ. In iptables and userspace mode that is one atomic iptables-restore
+--noflush per table; if a later table fails, the tables already written are
+restored. In nftables mode it is one netlink transaction per table. Either
+way the kernel is fully applied or as it was. Rules the tool does not own are never touched. Stale UDP
 conntrack entries of changed Services are deleted afterwards.
 
 Exit codes: 0 applied (or nothing to do), 2 error.`,
@@ -35,30 +36,48 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	}
 	o.source.addFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the exact iptables-restore input instead of running it")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel (restore input, nft script, ipvs commands) instead of sending it")
 	return cmd
 }
 
 // Run renders, locks, plans and applies.
 func (o *ApplyOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, ModeIPTables)
+	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
 	if err != nil {
 		return err
 	}
-	client, plans, err := o.syncKernel(cmd.Context(), &o.kernel, d.iptables, o.dryRun, func() error { return ensureRouteLocalnet(d) })
+	ctx := cmd.Context()
+	b, err := o.backend(ctx, &o.kernel, d.mode)
+	if err != nil {
+		return err
+	}
+	var beforeApply func() error
+	if d.mode != ModeUserspace {
+		beforeApply = func() error { return ensureRouteLocalnet(d) }
+	}
+	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.plan(ctx, d) }, o.dryRun, beforeApply)
 	if err != nil || o.dryRun {
 		return err
 	}
-	for i, p := range plans {
-		if p.Changes.Empty() {
+	if d.mode != ModeUserspace {
+		o.cleanConntrack(d, p)
+	}
+	fmt.Fprintf(o.streams.Out, "Applied (%s): %s\n", b.name(), p.summary())
+	return nil
+}
+
+// cleanConntrack deletes the stale UDP conntrack entries of the families the
+// plan changed, as kube-proxy does after each sync. A failure is a warning:
+// the rules are already in place.
+func (o *ApplyOptions) cleanConntrack(d *desired, p kernelPlan) {
+	for _, f := range d.families {
+		if !p.changed(f) {
 			continue
 		}
-		if n, err := conntrack.CleanStaleUDP(d.tables.ForFamily(d.families[i])); err != nil {
+		if n, err := conntrack.CleanStaleUDP(d.tables.ForFamily(f)); err != nil {
 			o.warnf("%v", err)
 		} else if n > 0 {
-			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", n, d.families[i])
+			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", n, f)
 		}
 	}
-	fmt.Fprintf(o.streams.Out, "Applied (iptables-%s): %s\n", client.Backend, summarize(plans))
-	return nil
 }

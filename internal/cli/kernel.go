@@ -15,7 +15,6 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -161,59 +160,56 @@ func ensureRouteLocalnet(d *desired) error {
 	return nil
 }
 
-// syncKernel plans desired against the kernel and applies the plans, under
-// the run lock. With dryRun it takes no lock and prints the restore input
-// instead, returning nil plans. beforeApply runs just before writing.
+// syncKernel plans desired iptables rules against the kernel and applies
+// them under the run lock, as the selected mode owns them (the userspace
+// mode's portal rules go through here too). With dryRun it takes no lock
+// and prints the restore input instead, returning nil plans. beforeApply
+// runs just before writing.
 func (c *common) syncKernel(ctx context.Context, k *kernelFlags, desired []*ipt.Ruleset, dryRun bool, beforeApply func() error) (*applyipt.Client, []*applyipt.Plan, error) {
-	client, err := k.iptablesClient(ctx)
+	mode, err := c.proxy.mode()
 	if err != nil {
 		return nil, nil, err
 	}
+	b, err := c.backend(ctx, k, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	ib, ok := b.(*iptablesBackend)
+	if !ok {
+		return nil, nil, fmt.Errorf("--mode %s does not write iptables rules this way", mode)
+	}
+	p, err := c.sync(ctx, k, b, func() (kernelPlan, error) { return ib.planRulesets(ctx, desired) }, dryRun, beforeApply)
+	if err != nil || dryRun {
+		return ib.client, nil, err
+	}
+	return ib.client, p.(*iptablesPlan).plans, nil
+}
+
+// sync makes a plan and applies it under the run lock. With dryRun it takes
+// no lock, prints what apply would send to the kernel, and returns the plan
+// unapplied. beforeApply runs just before writing.
+func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan func() (kernelPlan, error), dryRun bool, beforeApply func() error) (kernelPlan, error) {
 	if !dryRun {
 		l, err := k.lock()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		defer l.Release()
 	}
-	plans, err := client.Plan(ctx, desired)
+	p, err := plan()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if dryRun {
-		printSteps(c, client, plans)
-		return client, nil, nil
+		return p, b.dryRun(c.streams.Out, p)
 	}
 	if beforeApply != nil {
 		if err := beforeApply(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return client, plans, client.Apply(ctx, plans)
-}
-
-func printSteps(c *common, client *applyipt.Client, plans []*applyipt.Plan) {
-	steps := client.Steps(plans)
-	if len(steps) == 0 {
-		fmt.Fprintf(c.streams.Out, "# nothing to change (iptables-%s)\n", client.Backend)
+	if p.empty() {
+		return p, nil
 	}
-	for _, s := range steps {
-		fmt.Fprintf(c.streams.Out, "# %s-%s-restore --noflush (%s)\n%s", binFor(s.Family), client.Backend, s.Family, s.Script)
-	}
-}
-
-func binFor(f cluster.Family) string {
-	if f == cluster.IPv6 {
-		return "ip6tables"
-	}
-	return "iptables"
-}
-
-// summarize adds up the plans' summaries.
-func summarize(plans []*applyipt.Plan) diff.Summary {
-	var total diff.Summary
-	for _, p := range plans {
-		total.Add(p.Changes.Summary())
-	}
-	return total
+	return p, b.apply(ctx, p)
 }

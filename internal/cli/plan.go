@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 )
 
@@ -29,7 +28,7 @@ rules the tool owns are compared; everything else is left out.
 
 Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
-  kubectl svcproxy plan -f snapshot.yaml -o json`,
+  kubectl svcproxy plan --mode=nftables -f snapshot.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := validateOutput(o.output); err != nil {
@@ -46,51 +45,46 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 
 // Run renders, reads the kernel and prints the plan.
 func (o *PlanOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, ModeIPTables)
+	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
 	if err != nil {
 		return err
 	}
-	client, err := o.kernel.iptablesClient(cmd.Context())
+	b, err := o.backend(cmd.Context(), &o.kernel, d.mode)
 	if err != nil {
 		return err
 	}
-	plans, err := client.Plan(cmd.Context(), d.iptables)
+	p, err := b.plan(cmd.Context(), d)
 	if err != nil {
 		return err
 	}
-	if err := writePlans(o.streams.Out, o.output, client, plans); err != nil {
+	if err := writePlan(o.streams.Out, o.output, b, p); err != nil {
 		return err
 	}
-	for _, p := range plans {
-		if !p.Changes.Empty() {
-			return ErrChanges
-		}
+	if !p.empty() {
+		return ErrChanges
 	}
 	return nil
 }
 
+// kernelModes are the modes plan, apply and reset support.
+var kernelModes = []Mode{ModeIPTables, ModeNFTables, ModeIPVS, ModeUserspace}
+
 // planReport is the data form of a plan.
 type planReport struct {
-	Backend string                    `json:"backend"`
-	Summary diff.Summary              `json:"summary"`
-	Sets    []*diff.IPTablesChangeSet `json:"changeSets"`
+	Backend string       `json:"backend"`
+	Summary diff.Summary `json:"summary"`
+	Sets    any          `json:"changeSets"`
 }
 
-func writePlans(w io.Writer, format string, client *applyipt.Client, plans []*applyipt.Plan) error {
-	report := planReport{Backend: "iptables-" + string(client.Backend)}
-	for _, p := range plans {
-		report.Summary.Add(p.Changes.Summary())
-		report.Sets = append(report.Sets, p.Changes)
-	}
+func writePlan(w io.Writer, format string, b kernelBackend, p kernelPlan) error {
+	report := planReport{Backend: b.name(), Summary: p.summary(), Sets: p.data()}
 	if format != "text" {
 		return writeData(w, format, report)
 	}
-	for _, p := range plans {
-		if err := p.Changes.WriteText(w, report.Backend); err != nil {
-			return err
-		}
+	if err := p.writeText(w); err != nil {
+		return err
 	}
-	if report.Summary == (diff.Summary{}) {
+	if p.empty() {
 		_, err := fmt.Fprintf(w, "No changes: the node's %s rules match the cluster.\n", report.Backend)
 		return err
 	}

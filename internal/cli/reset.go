@@ -4,9 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
 // ResetOptions are the options of `reset`.
@@ -22,14 +19,17 @@ func newResetCommand(c *common) *cobra.Command {
 		Use:     "reset",
 		Aliases: []string{"cleanup"},
 		Short:   "Remove every rule the tool owns for a mode",
-		Long: `Remove the chains and jump rules the tool owns in the mode's tables, as
-kube-proxy --cleanup does; used when switching modes. Foreign rules stay as
-they were. kubelet's KUBE-FIREWALL chain, which kube-proxy shares, stays too.`,
+		Long: `Remove what the tool owns in the selected mode, as kube-proxy --cleanup does;
+used when switching modes. iptables and userspace: the mode's chains and the
+jump rules into them. nftables: the kube-proxy tables. ipvs: the virtual
+servers, ipsets, the kube-ipvs0 interface and the helper chains. Foreign
+rules stay as they were; so does kubelet's KUBE-FIREWALL chain, which
+kube-proxy shares.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
 	}
 	o.kernel.addFlags(cmd.Flags(), true)
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the exact iptables-restore input instead of running it")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel instead of sending it")
 	return cmd
 }
 
@@ -39,21 +39,19 @@ func (o *ResetOptions) Run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if mode != ModeIPTables {
-		return fmt.Errorf("--mode %s: not implemented yet; use --mode=iptables", mode)
-	}
 	families, err := o.proxy.families()
 	if err != nil {
 		return err
 	}
-	var empty []*ipt.Ruleset
-	for _, f := range families {
-		empty = append(empty, diff.EmptyIPTables(f))
+	ctx := cmd.Context()
+	b, err := o.backend(ctx, &o.kernel, mode)
+	if err != nil {
+		return err
 	}
-	client, plans, err := o.syncKernel(cmd.Context(), &o.kernel, empty, o.dryRun, nil)
+	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.planReset(ctx, families) }, o.dryRun, nil)
 	if err != nil || o.dryRun {
 		return err
 	}
-	fmt.Fprintf(o.streams.Out, "Reset (iptables-%s): %s\n", client.Backend, summarize(plans))
+	fmt.Fprintf(o.streams.Out, "Reset (%s): %s\n", b.name(), p.summary())
 	return nil
 }

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// kernelBackend reads, plans and writes one mode's state in this node's
+// kernel. plan, apply and reset are written once against it; each mode
+// supplies its own.
+type kernelBackend interface {
+	// name says what is read and written, for messages: "iptables-nft".
+	name() string
+	// plan compares the rendered state with the kernel.
+	plan(ctx context.Context, d *desired) (kernelPlan, error)
+	// planReset plans the removal of everything the mode owns.
+	planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error)
+	// apply makes the planned changes, all or nothing per table.
+	apply(ctx context.Context, p kernelPlan) error
+	// dryRun prints exactly what apply would send to the kernel.
+	dryRun(w io.Writer, p kernelPlan) error
+}
+
+// kernelPlan is the planned change for every selected family.
+type kernelPlan interface {
+	empty() bool
+	summary() diff.Summary
+	// writeText prints the plan as a diff in the mode's native syntax.
+	writeText(w io.Writer) error
+	// data is the plan for -o json and -o yaml.
+	data() any
+	// changed reports whether the plan changes the family's state; stale
+	// UDP conntrack entries are cleaned only then.
+	changed(f cluster.Family) bool
+}
+
+// backend returns the kernel backend of the selected mode.
+func (c *common) backend(ctx context.Context, k *kernelFlags, mode Mode) (kernelBackend, error) {
+	switch mode {
+	case ModeIPTables, ModeUserspace:
+		client, err := k.iptablesClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if mode == ModeUserspace {
+			client.Owns = render.OwnsUserspaceChain
+		}
+		return &iptablesBackend{client: client, mode: mode}, nil
+	}
+	return c.otherBackend(ctx, k, mode)
+}
+
+// iptablesBackend writes iptables rules with iptables-restore: the
+// iptables mode's whole ruleset, or the userspace mode's portal rules.
+type iptablesBackend struct {
+	client *applyipt.Client
+	mode   Mode
+}
+
+func (b *iptablesBackend) name() string { return "iptables-" + string(b.client.Backend) }
+
+func (b *iptablesBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
+	var rulesets []*ipt.Ruleset
+	switch b.mode {
+	case ModeUserspace:
+		for _, rs := range d.userspace {
+			rulesets = append(rulesets, rs.IPTables)
+		}
+	default:
+		rulesets = d.iptables
+	}
+	return b.planRulesets(ctx, rulesets)
+}
+
+func (b *iptablesBackend) planRulesets(ctx context.Context, rulesets []*ipt.Ruleset) (kernelPlan, error) {
+	plans, err := b.client.Plan(ctx, rulesets)
+	if err != nil {
+		return nil, err
+	}
+	return &iptablesPlan{backend: b.name(), plans: plans}, nil
+}
+
+func (b *iptablesBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
+	var empty []*ipt.Ruleset
+	for _, f := range families {
+		empty = append(empty, diff.EmptyIPTables(f))
+	}
+	return b.planRulesets(ctx, empty)
+}
+
+func (b *iptablesBackend) apply(ctx context.Context, p kernelPlan) error {
+	return b.client.Apply(ctx, p.(*iptablesPlan).plans)
+}
+
+func (b *iptablesBackend) dryRun(w io.Writer, p kernelPlan) error {
+	steps := b.client.Steps(p.(*iptablesPlan).plans)
+	if len(steps) == 0 {
+		fmt.Fprintf(w, "# nothing to change (%s)\n", b.name())
+	}
+	for _, s := range steps {
+		fmt.Fprintf(w, "# %s-%s-restore --noflush (%s)\n%s", binFor(s.Family), b.client.Backend, s.Family, s.Script)
+	}
+	return nil
+}
+
+// iptablesPlan is one restore plan per family.
+type iptablesPlan struct {
+	backend string
+	plans   []*applyipt.Plan
+}
+
+func (p *iptablesPlan) empty() bool {
+	for _, pl := range p.plans {
+		if !pl.Changes.Empty() {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *iptablesPlan) summary() diff.Summary {
+	var total diff.Summary
+	for _, pl := range p.plans {
+		total.Add(pl.Changes.Summary())
+	}
+	return total
+}
+
+func (p *iptablesPlan) writeText(w io.Writer) error {
+	for _, pl := range p.plans {
+		if err := pl.Changes.WriteText(w, p.backend); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *iptablesPlan) data() any {
+	sets := make([]*diff.IPTablesChangeSet, 0, len(p.plans))
+	for _, pl := range p.plans {
+		sets = append(sets, pl.Changes)
+	}
+	return sets
+}
+
+func (p *iptablesPlan) changed(f cluster.Family) bool {
+	for _, pl := range p.plans {
+		if pl.Desired.Family == f && !pl.Changes.Empty() {
+			return true
+		}
+	}
+	return false
+}
+
+func binFor(f cluster.Family) string {
+	if f == cluster.IPv6 {
+		return "ip6tables"
+	}
+	return "iptables"
+}

@@ -1,0 +1,37 @@
+package render
+
+import (
+	"slices"
+
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
+)
+
+// OwnsIPVSChain reports whether a user-defined iptables chain is one the
+// ipvs mode writes. The mode has only fixed chains; some share their names
+// with the iptables mode (KUBE-SERVICES, KUBE-POSTROUTING, ...), as they do
+// in kube-proxy, so switching between the two modes rewrites those chains.
+func OwnsIPVSChain(table ipt.TableName, chain string) bool {
+	switch table {
+	case ipt.Filter:
+		return slices.Contains(ipvsFilterChains, chain)
+	case ipt.NAT:
+		return slices.Contains(ipvsNATChains, chain)
+	}
+	return false
+}
+
+// userspaceChains are the userspace mode's portal chains, per table.
+var userspaceChains = map[ipt.TableName][]string{
+	ipt.NAT: {
+		userspace.ChainPortalsContainer, userspace.ChainPortalsHost,
+		userspace.ChainNodePortContainer, userspace.ChainNodePortHost,
+	},
+	ipt.Filter: {userspace.ChainNodePortNonLocal},
+}
+
+// OwnsUserspaceChain reports whether a user-defined iptables chain is one
+// of the userspace mode's portal chains.
+func OwnsUserspaceChain(table ipt.TableName, chain string) bool {
+	return slices.Contains(userspaceChains[table], chain)
+}

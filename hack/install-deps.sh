@@ -4,7 +4,9 @@
 # without root it only reports what is missing.
 set -euo pipefail
 
-packages=(iptables nftables ipset conntrack socat iproute2 util-linux)
+# qemu-system-x86 and busybox-static boot the IPVS test VM (hack/vm/README.md);
+# ipvsadm goes into that VM, where the drift tests edit IPVS by hand.
+packages=(iptables nftables ipset conntrack socat iproute2 util-linux qemu-system-x86 busybox-static ipvsadm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

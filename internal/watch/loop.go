@@ -1,0 +1,79 @@
+package watch
+
+import (
+	"context"
+	"time"
+)
+
+// loop runs fn like kube-proxy's BoundedFrequencyRunner (pkg/proxy/runner):
+// trigger asks for a run as soon as allowed, runs are at least minInterval
+// apart, so that every trigger arriving meanwhile is served by one run,
+// and a run happens at least every period even without triggers. Unlike
+// kube-proxy, which retries a failed sync after its sync period, a failure
+// is retried with exponential backoff: retryMin doubling up to period, so
+// that a lasting failure (the lock held by a cron run, an iptables
+// binary missing) neither spins nor waits a full period after a blip.
+type loop struct {
+	minInterval time.Duration
+	period      time.Duration
+	retryMin    time.Duration // the first retry's delay
+	fn          func(ctx context.Context) error
+	run         chan struct{} // holds at most one pending trigger
+}
+
+func newLoop(minInterval, period time.Duration, fn func(ctx context.Context) error) *loop {
+	return &loop{
+		minInterval: minInterval,
+		period:      period,
+		retryMin:    min(max(minInterval, time.Second), period),
+		fn:          fn,
+		run:         make(chan struct{}, 1),
+	}
+}
+
+// trigger asks for a run. It never blocks: triggers coalesce.
+func (l *loop) trigger() {
+	select {
+	case l.run <- struct{}{}:
+	default:
+	}
+}
+
+// loop runs until ctx is done.
+func (l *loop) loop(ctx context.Context) {
+	next := time.NewTimer(l.period)
+	defer next.Stop()
+	var retry time.Duration
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-next.C:
+		case <-l.run:
+		}
+		next.Stop()
+		err := l.fn(ctx)
+		wait := l.period
+		if err != nil {
+			retry = l.backoff(retry)
+			wait = retry
+		} else {
+			retry = 0
+		}
+		next.Reset(wait)
+		// The rate limit: whatever arrives now waits for the next run.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(l.minInterval):
+		}
+	}
+}
+
+// backoff returns the delay before the next retry, given the last one.
+func (l *loop) backoff(last time.Duration) time.Duration {
+	if last == 0 {
+		return l.retryMin
+	}
+	return min(2*last, l.period)
+}

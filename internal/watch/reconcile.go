@@ -1,0 +1,105 @@
+package watch
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+)
+
+// reconciler is one sync, as the loop runs it: take a snapshot of the
+// caches, hand it to the mode's SyncFunc, and account for the result in
+// the metrics, the health state and the log.
+type reconciler struct {
+	src     *source
+	sync    SyncFunc
+	metrics *metrics
+	health  *health
+	logf    func(format string, args ...any)
+	kick    func() // asks the loop for a sync
+
+	pending atomic.Bool // a change arrived since the last sync began
+
+	// Owned by the loop's goroutine.
+	runs        int
+	failed      bool   // the last sync failed
+	applied     bool   // a sync has succeeded: lastApplied is set
+	lastApplied uint64 // fingerprint of the state last applied
+}
+
+// changed records a change in the cluster: the next sync is queued.
+func (r *reconciler) changed(resource string) {
+	switch resource {
+	case resServices:
+		r.metrics.serviceChanges.Inc()
+	case resEndpointSlices:
+		r.metrics.endpointChanges.Inc()
+	}
+	r.pending.Store(true)
+	r.metrics.lastQueued.SetToCurrentTime()
+	r.health.queued()
+	r.kick()
+}
+
+// trigger says why this sync runs, for svcproxy_syncs_total.
+func (r *reconciler) trigger() string {
+	pending := r.pending.Swap(false)
+	switch {
+	case r.runs == 0:
+		return triggerInitial
+	case pending:
+		return triggerEvent
+	case r.failed:
+		return triggerRetry
+	}
+	return triggerPeriodic
+}
+
+// run is one sync. Drift is a sync that changed the kernel although the
+// cluster state is the one the last successful sync applied: the change
+// can only have come from someone else writing the kernel. Comparing
+// fingerprints of the snapshots, rather than asking whether an event was
+// pending, is immune to an event whose object is already in the cache
+// when its handler runs.
+func (r *reconciler) run(ctx context.Context) error {
+	trigger := r.trigger()
+	r.runs++
+	r.health.claim()
+	start := time.Now()
+	snap, fp, err := r.src.snapshot()
+	var sum diff.Summary
+	if err == nil {
+		sum, err = r.sync(ctx, snap)
+	}
+	took := time.Since(start)
+	r.metrics.syncDuration.Observe(took.Seconds())
+	if err != nil {
+		r.failed = true
+		r.metrics.syncErrors.Inc()
+		r.metrics.syncs.WithLabelValues(trigger, "error").Inc()
+		r.health.done(false)
+		if ctx.Err() == nil {
+			r.logf("sync (%s) failed after %v, will retry: %v", trigger, took.Round(time.Millisecond), err)
+		}
+		return err
+	}
+	drift := r.applied && fp == r.lastApplied && !sum.Empty()
+	r.failed, r.applied, r.lastApplied = false, true, fp
+	r.metrics.lastSync.SetToCurrentTime()
+	r.health.done(true)
+	r.metrics.countApplied(sum)
+	result := "unchanged"
+	if !sum.Empty() {
+		result = "changed"
+	}
+	r.metrics.syncs.WithLabelValues(trigger, result).Inc()
+	switch {
+	case drift:
+		r.metrics.drift.Inc()
+		r.logf("repaired drift (%s sync, %v): %s", trigger, took.Round(time.Millisecond), sum)
+	case !sum.Empty() || trigger == triggerInitial:
+		r.logf("synced (%s, %v): %s", trigger, took.Round(time.Millisecond), sum)
+	}
+	return nil
+}

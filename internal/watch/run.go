@@ -1,0 +1,205 @@
+// Package watch keeps a node's rules in sync with the cluster, the way
+// kube-proxy's sync loop does: informers on Services, EndpointSlices,
+// ServiceCIDRs and this node's Node fill a cache; every change marks a
+// sync as due; syncs run at most once per minimum sync period, so a burst
+// of changes costs one sync; and a periodic sync re-reads the kernel and
+// repairs what someone else changed. It serves kube-proxy's metrics and
+// healthz endpoints. It knows no proxy mode: the caller's SyncFunc renders
+// a snapshot and reconciles the kernel.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+)
+
+// SyncFunc renders snap for the node and reconciles the kernel with it,
+// returning what it changed. snap is shared with the informers' cache and
+// must not be modified.
+type SyncFunc func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)
+
+// Config configures Run.
+type Config struct {
+	// RESTConfig reaches the API server; Run adds its own transport
+	// wrapper to a copy, to see when the server cannot be reached.
+	RESTConfig *rest.Config
+	NodeName   string
+	// MinSyncPeriod is the least time between two syncs (kube-proxy's
+	// --iptables-min-sync-period); 0 syncs on every change.
+	MinSyncPeriod time.Duration
+	// SyncPeriod is the most time between two syncs, and the cap of the
+	// retry backoff (kube-proxy's --iptables-sync-period). /healthz fails
+	// once a change waits twice as long.
+	SyncPeriod time.Duration
+	// MetricsAddr and HealthzAddr are host:port to serve /metrics and
+	// /healthz, /livez on; empty serves nothing.
+	MetricsAddr, HealthzAddr string
+	// ProxyMode is what /proxyMode on the metrics server answers, as
+	// kube-proxy's does.
+	ProxyMode string
+	Sync      SyncFunc
+	// Logf prints one log line; nil logs nothing.
+	Logf func(format string, args ...any)
+}
+
+// Validate checks the periods and that the required fields are set.
+func (c *Config) Validate() error {
+	switch {
+	case c.RESTConfig == nil || c.Sync == nil:
+		return errors.New("watch: no API server or sync function")
+	case c.NodeName == "":
+		return errors.New("no node name given")
+	case c.SyncPeriod <= 0:
+		return fmt.Errorf("--sync-period %v: must be greater than 0", c.SyncPeriod)
+	case c.MinSyncPeriod < 0 || c.MinSyncPeriod > c.SyncPeriod:
+		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", c.MinSyncPeriod, c.SyncPeriod)
+	}
+	return nil
+}
+
+// Run watches the cluster and syncs until ctx is done, then returns nil.
+// It returns an error at once for what waiting cannot fix: invalid
+// settings, an address it cannot listen on, and (as a PermanentError)
+// rejected credentials, a missing permission or a missing Node. An API
+// server that cannot be reached is waited for; once the caches are
+// filled, an outage only delays changes: the loop keeps the last known
+// state, keeps repairing drift and catches up when the server is back.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	m := newMetrics()
+	client, err := newClient(cfg.RESTConfig, m, logf)
+	if err != nil {
+		return err
+	}
+	var src atomic.Pointer[source]
+	h := newHealth(2*cfg.SyncPeriod, time.Now, func() *corev1.Node {
+		if s := src.Load(); s != nil {
+			return s.node()
+		}
+		return nil
+	})
+	stop, err := startServers(&cfg, m, h, logf)
+	defer stop()
+	if err != nil {
+		return err
+	}
+
+	withCIDRs, warnings, err := waitPreflight(ctx, client, cfg.NodeName, logf)
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, logf: logf}
+	l := newLoop(cfg.MinSyncPeriod, cfg.SyncPeriod, r.run)
+	r.kick = l.trigger // before any event can arrive
+	s, err := newSource(client, cfg.NodeName, withCIDRs, warnings, sourceEvents{
+		changed: r.changed,
+		watchError: func(resource string, err error) {
+			m.watchErrors.WithLabelValues(resource).Inc()
+			logf("watch %s: %v (retrying)", resource, err)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	r.src = s
+	informerCtx, cancel := context.WithCancel(ctx)
+	defer s.shutdown()
+	defer cancel()
+	s.start(informerCtx)
+	src.Store(s)
+	if !s.waitSynced(ctx) {
+		return nil // ctx is done
+	}
+	logf("caches synced; syncing at most every %v, at least every %v", cfg.MinSyncPeriod, cfg.SyncPeriod)
+	l.trigger()
+	l.loop(ctx)
+	return nil
+}
+
+// waitPreflight runs the preflight until it passes, fails for good, or ctx
+// is done, backing off from 1 s to 30 s while the API server cannot be
+// reached.
+func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName string, logf func(string, ...any)) (bool, []cluster.Warning, error) {
+	delay := time.Second
+	for {
+		withCIDRs, warnings, err := preflight(ctx, client, nodeName)
+		var perm *PermanentError
+		switch {
+		case err == nil:
+			for _, w := range warnings {
+				logf("warning: %s", w)
+			}
+			return withCIDRs, warnings, nil
+		case errors.As(err, &perm):
+			return false, nil, err
+		case ctx.Err() != nil:
+			return false, nil, nil
+		}
+		logf("waiting for the API server (retrying in %v): %v", delay, err)
+		select {
+		case <-ctx.Done():
+			return false, nil, nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+// startServers starts the metrics and health servers that cfg asks for.
+// stop shuts them down; it is valid even when err is not nil.
+func startServers(cfg *Config, m *metrics, h *health, logf func(string, ...any)) (stop func(), err error) {
+	var servers []*http.Server
+	stop = func() {
+		for _, s := range servers {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			s.Shutdown(ctx)
+			cancel()
+		}
+	}
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	metricsMux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, cfg.ProxyMode) })
+	metricsMux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	healthMux := http.NewServeMux()
+	healthMux.Handle("/healthz", h.handler(true, m.healthz))
+	healthMux.Handle("/livez", h.handler(false, m.livez))
+	for _, s := range []struct {
+		name, addr, paths string
+		handler           http.Handler
+	}{
+		{"metrics", cfg.MetricsAddr, "/metrics", metricsMux},
+		{"healthz", cfg.HealthzAddr, "/healthz and /livez", healthMux},
+	} {
+		if s.addr == "" {
+			continue
+		}
+		l, err := net.Listen("tcp", s.addr)
+		if err != nil {
+			return stop, fmt.Errorf("%s server: %w", s.name, err)
+		}
+		srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		go srv.Serve(l)
+		logf("serving %s on http://%s", s.paths, l.Addr())
+	}
+	return stop, nil
+}

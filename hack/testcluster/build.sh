@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the test cluster's binaries, kube-apiserver and etcd, from the
+# Builds the test cluster's binaries, kube-apiserver, etcd and kube-proxy
+# (the conformance reference, internal/conformance), from the
 # hack/tools module (k8s.io/kubernetes and go.etcd.io/etcd/server/v3 from the
 # Go module proxy) into _cache/testcluster/<kubernetes version>/ (git-ignored).
 # A binary that is already there, or in the machine's shared cache, is not
@@ -56,5 +57,6 @@ share() {
 total=$SECONDS
 build etcd go.etcd.io/etcd/server/v3
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
 echo "$out"

@@ -1,10 +1,11 @@
 //go:build tools
 
-// Package tools pins the test cluster's binaries (kube-apiserver and etcd)
+// Package tools pins the test cluster's binaries (kube-apiserver, etcd and kube-proxy)
 // in this module's go.sum; hack/testcluster/build.sh builds them.
 package tools
 
 import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )

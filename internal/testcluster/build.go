@@ -12,7 +12,8 @@ import (
 )
 
 // buildScript is the script, relative to the repository root, that builds
-// kube-apiserver and etcd into a cache directory and prints that directory.
+// kube-apiserver, etcd and kube-proxy into a cache directory and prints that
+// directory.
 const buildScript = "hack/testcluster/build.sh"
 
 // binaries returns the directory holding kube-apiserver and etcd, building
@@ -43,6 +44,15 @@ func binaries(t testing.TB) string {
 		t.Logf("testcluster: built the binaries in %v\n%s", d.Round(time.Second), stderr.String())
 	}
 	return strings.TrimSpace(stdout.String())
+}
+
+// KubeProxy returns the path of the real kube-proxy, built from the same
+// Kubernetes version as kube-apiserver (the reference of
+// internal/conformance), building it first when it is missing. Like Start,
+// it skips the test when this machine cannot build it, unless $CI is set.
+func KubeProxy(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(binaries(t), "kube-proxy")
 }
 
 // cannotBuild recognises, in the build's error output, a machine that cannot

@@ -1,0 +1,103 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// Mode is a proxy mode the runner compares.
+type Mode string
+
+const (
+	IPTables Mode = "iptables"
+	NFTables Mode = "nftables"
+)
+
+// Modes are the modes compared, in report order.
+var Modes = []Mode{IPTables, NFTables}
+
+var families = []cluster.Family{cluster.IPv4, cluster.IPv6}
+
+// saveCommand is the nf_tables backend's iptables-save for a family.
+func saveCommand(f cluster.Family) string {
+	if f == cluster.IPv6 {
+		return "ip6tables-nft-save"
+	}
+	return "iptables-nft-save"
+}
+
+func restoreCommand(f cluster.Family) string {
+	if f == cluster.IPv6 {
+		return "ip6tables-nft-restore"
+	}
+	return "iptables-nft-restore"
+}
+
+func nftFamily(f cluster.Family) string {
+	if f == cluster.IPv6 {
+		return "ip6"
+	}
+	return "ip"
+}
+
+// Dump reads what the mode programmed in ns, both families, in canonical
+// form. A family without a kube-proxy table (nftables) dumps as nothing.
+func Dump(ctx context.Context, ns netlab.NS, mode Mode) (Canonical, error) {
+	var out Canonical
+	for _, f := range families {
+		var lines []string
+		switch mode {
+		case IPTables:
+			data, err := ns.Run(ctx, saveCommand(f))
+			if err != nil {
+				return nil, err
+			}
+			if lines, err = CanonicalIPTables(data, f); err != nil {
+				return nil, fmt.Errorf("%s in %s: %w", saveCommand(f), ns.Name(), err)
+			}
+		case NFTables:
+			data, err := ns.Run(ctx, "nft", "list", "table", nftFamily(f), "kube-proxy")
+			if err != nil {
+				if strings.Contains(err.Error(), "No such file or directory") {
+					continue
+				}
+				return nil, err
+			}
+			if lines, err = CanonicalNFTables(data); err != nil {
+				return nil, fmt.Errorf("nft list table %s kube-proxy in %s: %w", nftFamily(f), ns.Name(), err)
+			}
+		}
+		out = append(out, lines...)
+	}
+	return out, nil
+}
+
+// LoadIPTables loads rendered rulesets into ns with iptables-nft-restore,
+// which in a fresh namespace writes exactly them. The nfacct matches are
+// left out: they need nfacct objects, which only kube-proxy's namespace
+// has, and the comparison sets them aside anyway.
+func LoadIPTables(ctx context.Context, ns netlab.NS, sets []*ipt.Ruleset) error {
+	for _, rs := range sets {
+		text := nfacctMatch.ReplaceAllString(rs.String(), "")
+		if _, err := ns.RunInput(ctx, []byte(text), restoreCommand(rs.Family)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadNFTables loads rendered tables into ns with `nft -f`.
+func LoadNFTables(ctx context.Context, ns netlab.NS, sets []*nft.Ruleset) error {
+	for _, rs := range sets {
+		if _, err := ns.RunInput(ctx, []byte(rs.Script()), "nft", "-f", "-"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

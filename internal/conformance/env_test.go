@@ -1,0 +1,151 @@
+package conformance
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+)
+
+// env is what every conformance test needs: the binaries, a running API
+// server, and the allow-list.
+type env struct {
+	root      string
+	kubeProxy string
+	cluster   *testcluster.Cluster
+	objects   Objects
+	allow     *AllowList
+}
+
+// The tool is built once per test binary.
+var toolBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if toolBuild.dir != "" {
+		os.RemoveAll(toolBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// skipOrFail skips the test, unless it runs in CI ($CI set), which must
+// run it.
+func skipOrFail(t testing.TB, reason string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("conformance: %s (not skipped: $CI is set)", reason)
+	}
+	t.Skipf("conformance: %s", reason)
+}
+
+// requireMachine skips (or fails in CI) when this machine cannot run the
+// real kube-proxy in namespaces: not root, or tools missing.
+func requireMachine(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "needs root to create network namespaces and run kube-proxy in them")
+	}
+	for _, tool := range []string{"ip", "nft", "iptables-nft", "iptables-nft-save", "iptables-nft-restore",
+		"ip6tables-nft", "ip6tables-nft-save", "ip6tables-nft-restore"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			skipOrFail(t, tool+" not installed (hack/install-deps.sh installs iptables and nftables)")
+		}
+	}
+}
+
+// newEnv checks the machine, builds or finds the binaries and starts the
+// API server.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	requireMachine(t)
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{root: root}
+	// Skips (fails in CI) when the module proxy cannot be reached.
+	e.kubeProxy = testcluster.KubeProxy(t)
+	if e.allow, err = LoadAllowList(filepath.Join(root, "testdata", "conformance", "allowlist.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	e.cluster = testcluster.Start(t)
+	e.objects = Objects{Client: e.cluster.Admin}
+	if err := e.objects.MarkDefaultService(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// toolEnv names a prebuilt kubectl-svcproxy to test instead of building
+// ./cmd/kubectl-svcproxy (a release binary, or CI's build artifact).
+const toolEnv = "SVCPROXY_CONFORMANCE_BINARY"
+
+func tool(t *testing.T, root string) string {
+	t.Helper()
+	if bin := os.Getenv(toolEnv); bin != "" {
+		return bin
+	}
+	b := &toolBuild
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "svcproxy-conformance-"); b.err != nil {
+			return
+		}
+		b.bin, b.err = BuildTool(root, b.dir)
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// node is a fresh lab whose node namespace holds the scenario's node IPs
+// (netlab's node has 192.168.77.10, and fd00:77::10 with IPv6) plus the
+// host addresses config.yaml names, so that kube-proxy finds on its
+// interfaces what the renderer is told.
+func node(t *testing.T, s *Scenario, snap *cluster.Snapshot) netlab.NS {
+	t.Helper()
+	var opts []netlab.Option
+	var addrs []netip.Addr
+	for _, n := range snap.Nodes {
+		if n.Name != s.Config.NodeName {
+			continue
+		}
+		for _, a := range n.Status.Addresses {
+			if ip, err := netip.ParseAddr(a.Address); err == nil {
+				addrs = append(addrs, ip)
+				if ip.Is6() {
+					opts = []netlab.Option{netlab.WithIPv6()}
+				}
+			}
+		}
+	}
+	ns := netlab.New(t, opts...).Node()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, a := range append(addrs, s.HostAddresses()...) {
+		if a.IsLoopback() {
+			continue
+		}
+		// netlab's own node IPs are there already: "File exists".
+		out, err := ns.Run(ctx, "ip", "addr", "replace", netip.PrefixFrom(a, a.BitLen()).String(), "dev", "lo")
+		if err != nil {
+			t.Fatalf("add %s to %s: %v %s", a, ns.Name(), err, out)
+		}
+	}
+	return ns
+}

@@ -1,0 +1,299 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+)
+
+// Where kube-proxy serves inside its namespace. Every kube-proxy runs in a
+// namespace of its own, so the fixed ports never clash.
+const (
+	metricsAddr = "127.0.0.1:10249"
+	healthzAddr = "127.0.0.1:10256"
+)
+
+// KubeProxy is the real kube-proxy running inside a lab namespace.
+type KubeProxy struct {
+	ns      netlab.NS
+	cmd     *exec.Cmd
+	log     string
+	exited  chan struct{}
+	err     error
+	Started time.Time
+}
+
+// StartKubeProxy starts kube-proxy with its configuration file in ns
+// through `ip netns exec`, which execs it: the PID is kube-proxy's. dir
+// receives its log and a directory for its PATH, whose `iptables` is the
+// nf_tables backend, which DetectBackend picks in a fresh namespace.
+func StartKubeProxy(ns netlab.NS, bin, config, dir string) (*KubeProxy, error) {
+	pathDir, err := nftBackendPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--config=" + config}
+	logPath := filepath.Join(dir, "kube-proxy.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := ns.Command(context.Background(), bin, args...)
+	cmd.Env = append(os.Environ(), "PATH="+pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	kp := &KubeProxy{ns: ns, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	kp.Started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start kube-proxy: %w", err)
+	}
+	go func() {
+		kp.err = cmd.Wait()
+		logFile.Close()
+		close(kp.exited)
+	}()
+	return kp, nil
+}
+
+// nftBackendPath makes a directory whose iptables commands are the
+// nf_tables backend's, for kube-proxy's PATH.
+func nftBackendPath(dir string) (string, error) {
+	bin := filepath.Join(dir, "iptables-nft-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", err
+	}
+	for _, fam := range []string{"iptables", "ip6tables"} {
+		for _, suffix := range []string{"", "-save", "-restore"} {
+			target, err := exec.LookPath(fam + "-nft" + suffix)
+			if err != nil {
+				return "", err
+			}
+			link := filepath.Join(bin, fam+suffix)
+			if err := os.Symlink(target, link); err != nil && !errors.Is(err, os.ErrExist) {
+				return "", err
+			}
+		}
+	}
+	return bin, nil
+}
+
+// Stop ends kube-proxy by its PID (SIGTERM, then SIGKILL after 10s). It
+// leaves its rules in place, as kube-proxy does on exit.
+func (kp *KubeProxy) Stop() {
+	select {
+	case <-kp.exited:
+		return
+	default:
+	}
+	_ = kp.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-kp.exited:
+	case <-time.After(10 * time.Second):
+		_ = kp.cmd.Process.Kill()
+		<-kp.exited
+	}
+}
+
+// running returns an error quoting the log if kube-proxy has exited.
+func (kp *KubeProxy) running() error {
+	select {
+	case <-kp.exited:
+		return fmt.Errorf("kube-proxy exited (%v):\n%s", kp.err, kp.Tail(30))
+	default:
+		return nil
+	}
+}
+
+// Tail returns the last n lines of kube-proxy's log.
+func (kp *KubeProxy) Tail(n int) string {
+	data, err := os.ReadFile(kp.log)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// SyncMetrics are kube-proxy's sync metrics at one moment, per IP family
+// ("IPv4", "IPv6"): each family has its own proxier.
+type SyncMetrics map[string]FamilySync
+
+// FamilySync is one family's proxier's sync metrics.
+type FamilySync struct {
+	// Syncs counts the syncs done (kubeproxy_sync_proxy_rules_duration_seconds_count).
+	Syncs int
+	// Total is the time spent in them (the histogram's sum).
+	Total time.Duration
+	// Last is when the last one finished
+	// (kubeproxy_sync_proxy_rules_last_timestamp_seconds).
+	Last time.Time
+}
+
+// Synced reports whether every family has finished a sync.
+func (m SyncMetrics) Synced(families ...string) bool {
+	for _, f := range families {
+		if m[f].Syncs == 0 {
+			return false
+		}
+	}
+	return len(families) > 0
+}
+
+// LastSync is when the last family finished its last sync.
+func (m SyncMetrics) LastSync() time.Time {
+	var last time.Time
+	for _, f := range m {
+		if f.Last.After(last) {
+			last = f.Last
+		}
+	}
+	return last
+}
+
+// Metrics reads the sync metrics from kube-proxy's metrics endpoint,
+// dialling from inside the namespace.
+func (kp *KubeProxy) Metrics(ctx context.Context) (SyncMetrics, error) {
+	client := &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{
+			DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				var c net.Conn
+				err := kp.ns.Do(func() error {
+					var err error
+					c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+					return err
+				})
+				return c, err
+			},
+		},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return parseSyncMetrics(resp.Body)
+}
+
+// parseSyncMetrics reads the three sync metrics of every family from the
+// Prometheus text format, where they look like
+// `kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 1`.
+func parseSyncMetrics(r io.Reader) (SyncMetrics, error) {
+	m := SyncMetrics{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		series, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(series, "#") {
+			continue
+		}
+		name, labels, _ := strings.Cut(series, "{")
+		_, family, ok := strings.Cut(labels, `ip_family="`)
+		if !ok {
+			continue
+		}
+		family, _, _ = strings.Cut(family, `"`)
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		fs := m[family]
+		switch name {
+		case "kubeproxy_sync_proxy_rules_duration_seconds_count":
+			fs.Syncs = int(v)
+		case "kubeproxy_sync_proxy_rules_duration_seconds_sum":
+			fs.Total = time.Duration(v * float64(time.Second))
+		case "kubeproxy_sync_proxy_rules_last_timestamp_seconds":
+			fs.Last = time.Unix(0, int64(v*float64(time.Second)))
+		default:
+			continue
+		}
+		m[family] = fs
+	}
+	return m, sc.Err()
+}
+
+// WaitSynced polls the metrics every interval until kube-proxy has
+// finished its first sync in both families, and returns the metrics then. It fails when
+// kube-proxy exits, or after timeout (an error that wraps ErrTimeout).
+func (kp *KubeProxy) WaitSynced(ctx context.Context, timeout, interval time.Duration) (SyncMetrics, error) {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		if err := kp.running(); err != nil {
+			return nil, err
+		}
+		m, err := kp.Metrics(ctx)
+		if err == nil && m.Synced("IPv4", "IPv6") {
+			return m, nil
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) {
+			return m, fmt.Errorf("%w: no sync after %v (last error %v)", ErrTimeout, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// ErrTimeout is returned when kube-proxy does not sync in time.
+var ErrTimeout = errors.New("kube-proxy timed out")
+
+// WaitStable dumps with dump every second until two successive dumps are
+// equal and ready accepts them, and returns that dump.
+func (kp *KubeProxy) WaitStable(ctx context.Context, timeout time.Duration, dump func() ([]byte, error), ready func([]byte) bool) ([]byte, error) {
+	deadline := time.Now().Add(timeout)
+	var prev []byte
+	for {
+		if err := kp.running(); err != nil {
+			return nil, err
+		}
+		cur, err := dump()
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil && bytes.Equal(prev, cur) && ready(cur) {
+			return cur, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("kube-proxy's rules not stable after %v", timeout)
+		}
+		prev = cur
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -82,23 +82,57 @@ type Owner func(table ipt.TableName, chain string) bool
 // live equal to desired. Chains and rules the tool does not own are never in
 // the result.
 func IPTables(desired, live *ipt.Ruleset) *IPTablesChangeSet {
-	return IPTablesOwned(desired, live, render.OwnsIPTablesChain)
+	return IPTablesWith(desired, live, IPTablesOptions{Owns: render.OwnsIPTablesChain, Unordered: render.IsIPTablesDispatchChain})
 }
 
-// IPTablesOwned is IPTables for the chains that owns says are the mode's.
+// IPTablesOwned is IPTables for the chains that owns says are the mode's,
+// with every chain's rule order significant.
 func IPTablesOwned(desired, live *ipt.Ruleset, owns Owner) *IPTablesChangeSet {
+	return IPTablesWith(desired, live, IPTablesOptions{Owns: owns})
+}
+
+// IPTablesOptions are a mode's rules for comparing iptables chains.
+type IPTablesOptions struct {
+	// Owns says which chains are the mode's.
+	Owns Owner
+	// Unordered, if set, names the chains whose rule order, apart from
+	// the last rule, has no meaning (render.IsIPTablesDispatchChain):
+	// such a chain is unchanged when it holds the same rules in another
+	// order.
+	Unordered func(table ipt.TableName, chain string) bool
+}
+
+// IPTablesWith is IPTables with a mode's comparison options.
+func IPTablesWith(desired, live *ipt.Ruleset, opts IPTablesOptions) *IPTablesChangeSet {
 	cs := &IPTablesChangeSet{Family: desired.Family}
 	for _, dt := range desired.Tables {
 		lt := live.Table(dt.Name)
 		if lt == nil {
 			lt = &ipt.Table{Name: dt.Name}
 		}
-		diffTable(cs, dt, lt, owns)
+		diffTable(cs, dt, lt, opts)
 	}
 	return cs
 }
 
-func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, owns Owner) {
+// sameRules reports whether a live chain holds the desired rules: in the
+// same order, or for an unordered chain in any order with the same last rule.
+func sameRules(table ipt.TableName, desired, live *ipt.Chain, opts IPTablesOptions) bool {
+	if slices.Equal(desired.Rules, live.Rules) {
+		return true
+	}
+	n := len(desired.Rules)
+	if opts.Unordered == nil || !opts.Unordered(table, desired.Name) || n != len(live.Rules) || desired.Rules[n-1] != live.Rules[n-1] {
+		return false
+	}
+	want, have := slices.Clone(desired.Rules), slices.Clone(live.Rules)
+	slices.Sort(want)
+	slices.Sort(have)
+	return slices.Equal(want, have)
+}
+
+func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, opts IPTablesOptions) {
+	owns := opts.Owns
 	var creates, deletes []IPTablesChange
 	var inserts, removals []IPTablesChange
 	for _, dc := range dt.Chains {
@@ -111,7 +145,7 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, owns Owner) {
 			creates = append(creates, IPTablesChange{Verb: CreateChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules})
 		case render.IsSharedIPTablesChain(dc.Name) && len(dc.Rules) == 0:
 			// kubelet's chain exists; its contents are not ours to manage.
-		case !slices.Equal(dc.Rules, lc.Rules):
+		case !sameRules(dt.Name, dc, lc, opts):
 			creates = append(creates, IPTablesChange{Verb: ReplaceChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules, Old: lc.Rules})
 		}
 	}

@@ -35,3 +35,20 @@ var userspaceChains = map[ipt.TableName][]string{
 func OwnsUserspaceChain(table ipt.TableName, chain string) bool {
 	return slices.Contains(userspaceChains[table], chain)
 }
+
+// dispatchChains are the iptables mode's chains whose rules kube-proxy
+// writes in Go map order, one Service after another: only the multiset of
+// their rules and their last rule carry meaning.
+var dispatchChains = map[ipt.TableName][]string{
+	ipt.NAT:    {ChainServices, ChainNodePorts},
+	ipt.Filter: {ChainServices, ChainExternalServices, ChainNodePorts, ChainProxyFirewall},
+}
+
+// IsIPTablesDispatchChain reports whether the order of an iptables-mode
+// chain's rules, apart from the last, has no meaning. The rules of
+// different Services there match disjoint destinations, so kube-proxy's
+// order and the tool's sorted order program the same thing, and a node
+// that kube-proxy wrote must not plan as changed.
+func IsIPTablesDispatchChain(table ipt.TableName, chain string) bool {
+	return slices.Contains(dispatchChains[table], chain)
+}

@@ -28,7 +28,7 @@ func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, err
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTablesOwned(d, live, c.owner()), generation: gen})
+		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTablesWith(d, live, c.compare()), generation: gen})
 	}
 	return plans, nil
 }

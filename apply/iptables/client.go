@@ -81,6 +81,16 @@ func (c *Client) owner() diff.Owner {
 	return c.Owns
 }
 
+// compare returns the comparison rules of the mode in effect: the iptables
+// mode's dispatch chains are compared without regard to order, as
+// kube-proxy writes them in map order.
+func (c *Client) compare() diff.IPTablesOptions {
+	if c.Owns == nil {
+		return diff.IPTablesOptions{Owns: render.OwnsIPTablesChain, Unordered: render.IsIPTablesDispatchChain}
+	}
+	return diff.IPTablesOptions{Owns: c.Owns}
+}
+
 // tool returns the binary of the backend for a family: "iptables-nft-save".
 func (c *Client) tool(family cluster.Family, what string) string {
 	bin := "iptables"

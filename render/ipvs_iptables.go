@@ -172,8 +172,9 @@ func (r *ipvsRules) writeFilterRules() {
 	s := r.s
 	r.add(ipt.Filter, IPVSChainSourceRangesFirewall, r.rb().Jump("DROP"))
 	for _, e := range s.noNode {
-		// iptables-save prints --vproto as a number and --vaddr without /32.
-		opts := "--vaddr " + e.ip.String() + " --vproto " + ipvsProtoNumbers[e.proto] + " --vport " + strconv.Itoa(int(e.port))
+		// iptables-save prints --vproto first and as a number, and --vaddr
+		// without /32 (checked in the VM, where xt_ipvs loads).
+		opts := "--vproto " + ipvsProtoNumbers[e.proto] + " --vaddr " + e.ip.String() + " --vport " + strconv.Itoa(int(e.port))
 		r.add(ipt.Filter, IPVSChainOutFilter, r.rb().SourceAddr(e.ip).Match("ipvs", opts).Jump("DROP"))
 	}
 	markMask := s.cfg.masqueradeMark() + "/" + s.cfg.masqueradeMark()

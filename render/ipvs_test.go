@@ -135,7 +135,7 @@ func TestIPVSLoadBalancerSourceRanges(t *testing.T) {
 	wantEntries(t, rs, "KUBE-LOAD-BALANCER-SOURCE-CIDR", "192.0.2.1,tcp:80,198.51.100.7", "192.0.2.1,tcp:80,203.0.113.0/24")
 	wantEntries(t, rs, "KUBE-LOAD-BALANCER-SOURCE-IP")
 	out := rs.IPTables.Table("filter").Chain("KUBE-IPVS-OUT-FILTER").Rules
-	if len(out) != 1 || out[0] != "-s 192.0.2.1/32 -m ipvs --vaddr 192.0.2.1 --vproto 6 --vport 80 -j DROP" {
+	if len(out) != 1 || out[0] != "-s 192.0.2.1/32 -m ipvs --vproto 6 --vaddr 192.0.2.1 --vport 80 -j DROP" {
 		t.Errorf("KUBE-IPVS-OUT-FILTER %q", out)
 	}
 	// A range holding the node IP lets the node in instead.

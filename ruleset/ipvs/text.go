@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"io"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
@@ -95,18 +94,9 @@ func (vs *VirtualServer) Service() string {
 }
 
 func (vs *VirtualServer) encode(w *bufio.Writer) {
-	svc := vs.Service()
-	w.WriteString("-A " + svc + " -s " + vs.Scheduler)
-	if vs.Flags&FlagPersistent != 0 {
-		w.WriteString(" -p " + strconv.FormatUint(uint64(vs.Timeout), 10))
-	}
-	if names := schedFlagNames(vs.Scheduler, vs.Flags); names != "" {
-		w.WriteString(" -b " + names)
-	}
-	w.WriteByte('\n')
+	w.WriteString(vs.Line() + "\n")
 	for _, r := range vs.RealServers {
-		w.WriteString("-a " + svc + " -r " + netip.AddrPortFrom(r.Address, r.Port).String() +
-			" -" + string(r.Method) + " -w " + strconv.Itoa(int(r.Weight)) + "\n")
+		w.WriteString(vs.RealServerLine(r) + "\n")
 	}
 }
 
@@ -144,13 +134,7 @@ func (s *Set) encode(w *bufio.Writer) {
 	if s.Comment != "" {
 		w.WriteString("# " + s.Comment + "\n")
 	}
-	w.WriteString("create " + s.Name + " " + string(s.Type))
-	if s.Type.IsHash() {
-		w.WriteString(" family " + s.Family + " hashsize " + strconv.Itoa(s.HashSize) + " maxelem " + strconv.Itoa(s.MaxElem))
-	} else {
-		w.WriteString(" range " + s.PortRange)
-	}
-	w.WriteByte('\n')
+	w.WriteString("create " + s.CreateLine() + "\n")
 	for _, e := range s.Entries {
 		w.WriteString("add " + s.Name + " " + e + "\n")
 	}

@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
 // TestNFTablesTraffic runs the same scenarios as the iptables modes with the
-// nftables render loaded by nft -f into each lab's node.
+// nftables render applied into each lab's node through the tool's own
+// netlink client (Plan, then Apply), as `apply --mode=nftables` does.
 func TestNFTablesTraffic(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
-	}
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("kernel test: nft not installed (hack/install-deps.sh installs it)")
 	}
 	for _, sc := range traffic.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -31,18 +31,47 @@ func TestNFTablesTraffic(t *testing.T) {
 }
 
 // nftablesLoader renders node1's nftables ruleset for each family with
-// Service ports and loads it with nft -f into the lab's node.
+// Service ports, and plans and applies it into the lab's node with a client
+// opened there. A second plan must find nothing to change.
 func nftablesLoader(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 	t.Helper()
 	cfg := labConfig()
+	var desired []*nft.Ruleset
 	for _, table := range usedTables(t, snap) {
-		script := render.NFTables(table, cfg).Script()
-		if _, err := lab.Node().RunInput(t.Context(), []byte(script), "nft", "-f", "-"); err != nil {
-			t.Fatalf("load rendered %s rules: %v\n%s", table.Family, err, script)
+		desired = append(desired, render.NFTables(table, cfg))
+	}
+	err := lab.Node().Do(func() error {
+		client, err := applynft.NewClient()
+		if err != nil {
+			return err
 		}
+		defer client.Close()
+		plans, err := client.Plan(t.Context(), desired)
+		if err != nil {
+			return err
+		}
+		if err := client.Apply(t.Context(), plans); err != nil {
+			return err
+		}
+		again, err := client.Plan(t.Context(), desired)
+		if err != nil {
+			return err
+		}
+		for _, p := range again {
+			if !p.Changes.Empty() {
+				t.Errorf("%s: plan after apply has changes: %s", p.Family, p.Changes.Summary())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("apply rendered nftables rules: %v", err)
 	}
 	t.Cleanup(func() {
 		if !t.Failed() {
+			return
+		}
+		if _, err := exec.LookPath("nft"); err != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,0 +1,122 @@
+package nftables
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// Plan is one table's desired state, the live state read from the kernel,
+// and the changes between them.
+type Plan struct {
+	Family nft.Family `json:"family"`
+	// Live is the table as the kernel held it; nil when it had none.
+	Live *nft.Ruleset `json:"-"`
+	// Desired is the rendered table; nil for a reset.
+	Desired *nft.Ruleset            `json:"-"`
+	Changes *diff.NFTablesChangeSet `json:"changes"`
+	// Pending lists the stale chains that Apply emptied but could not
+	// delete yet, because the kernel still counted a reference to them
+	// (kernels before 6.2 release a chain's reference a moment after the
+	// map element that pointed to it is deleted). They are harmless, and
+	// the next apply deletes them. Set by Apply.
+	Pending []string `json:"pendingChains,omitempty"`
+	// Ops counts the netlink operations Apply sent for this table, in all
+	// its transactions: the size of the change as the kernel sees it.
+	Ops int `json:"ops,omitempty"`
+	// gen is the nf_tables generation Live is exact at, when known.
+	gen      uint32
+	genKnown bool
+}
+
+// Client reads kube-proxy's nftables tables and applies change sets to
+// them through one netlink connection.
+type Client struct {
+	conn *Conn
+	// Cache turns on the generation cache (client_cache.go): the state of
+	// each table after a read or an apply is kept with the nf_tables
+	// generation it is exact at, and a Plan at that same generation uses it
+	// instead of reading the table. For clients that live across syncs.
+	Cache bool
+	// CacheDir, when set, turns the cache on and also keeps it in files
+	// under CacheDir, for the next run of the command. The files are valid
+	// for one network namespace only. Without Cache and CacheDir, every
+	// Plan reads the kernel.
+	CacheDir string
+	cache    map[tableKey]cacheEntry
+	commits  int // transactions committed, for the cache
+	// StaleChainWait is how long Apply keeps retrying the deletion of
+	// stale chains that the kernel reports busy (EBUSY) before it leaves
+	// them for the next apply. kube-proxy waits at least a second.
+	StaleChainWait time.Duration
+}
+
+// DefaultStaleChainWait is NewClient's StaleChainWait.
+const DefaultStaleChainWait = 1500 * time.Millisecond
+
+// NewClient opens a netlink connection to nf_tables. The connection stays
+// in the network namespace of the calling thread for its whole life, so
+// call it in the namespace to manage (netlab.NS.Do in tests). Close it
+// when done.
+func NewClient() (*Client, error) {
+	conn, err := Open()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, StaleChainWait: DefaultStaleChainWait, cache: map[tableKey]cacheEntry{}}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Read returns the named table of one family, or nil when the kernel has
+// no such table.
+func (c *Client) Read(family nft.Family, table string) (*nft.Ruleset, error) {
+	rs, err := c.conn.ReadTable(family, table)
+	if err != nil {
+		return nil, fmt.Errorf("read table %s %s: %w", family, table, err)
+	}
+	return rs, nil
+}
+
+// Plan reads the kernel's table for each desired table (or takes it from
+// the cache) and computes the changes. The plans' Live values may be
+// shared with the cache: do not modify them.
+func (c *Client) Plan(ctx context.Context, desired []*nft.Ruleset) ([]*Plan, error) {
+	var plans []*Plan
+	for _, d := range desired {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		live, gen, known, err := c.readLive(d.Family, d.Table)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, &Plan{Family: d.Family, Live: live, Desired: d, Changes: diff.NFTables(d, live), gen: gen, genKnown: known})
+	}
+	return plans, nil
+}
+
+// PlanReset plans the deletion of kube-proxy's table in each family: the
+// `reset` of nftables mode. A family without the table has nothing to do.
+// Other tables are never touched.
+func (c *Client) PlanReset(ctx context.Context, families []nft.Family) ([]*Plan, error) {
+	var plans []*Plan
+	for _, f := range families {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		live, gen, known, err := c.readLive(f, render.NFTablesTable)
+		if err != nil {
+			return nil, err
+		}
+		cs := diff.DeleteNFTables(live)
+		cs.Family, cs.Name = f, render.NFTablesTable
+		plans = append(plans, &Plan{Family: f, Live: live, Changes: cs, gen: gen, genKnown: known})
+	}
+	return plans, nil
+}

@@ -1,0 +1,63 @@
+package nftables
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// tableCase is one rendered table: a golden case's nftables section (one
+// table per family) or a table kube-proxy v1.37.2 itself programmed.
+type tableCase struct {
+	name string
+	rs   *nft.Ruleset
+}
+
+// tableCases returns every table of the golden files and of the reference
+// dumps under testdata/reference.
+func tableCases(t testing.TB) []tableCase {
+	t.Helper()
+	var out []tableCase
+	golden, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.txtar"))
+	for _, path := range golden {
+		ar, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ar.Files {
+			if f.Name == "nftables" {
+				out = append(out, parseCase(t, strings.TrimSuffix(filepath.Base(path), ".txtar"), f.Data)...)
+			}
+		}
+	}
+	refs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "reference", "*", "nftables.rules"))
+	for _, path := range refs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, parseCase(t, "reference-"+filepath.Base(filepath.Dir(path)), data)...)
+	}
+	if len(golden) < 10 || len(refs) < 3 {
+		t.Fatalf("found %d golden files and %d reference dumps; run from the package directory", len(golden), len(refs))
+	}
+	return out
+}
+
+func parseCase(t testing.TB, name string, data []byte) []tableCase {
+	t.Helper()
+	sets, err := nft.ParseAll(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out := make([]tableCase, len(sets))
+	for i, rs := range sets {
+		out[i] = tableCase{name: name + "/" + string(rs.Family), rs: rs}
+	}
+	return out
+}

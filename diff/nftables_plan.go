@@ -1,0 +1,226 @@
+package diff
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// Summary counts chains, rules and elements added and removed. Sets and
+// maps are not counted on their own; their elements are.
+func (cs *NFTablesChangeSet) Summary() Summary {
+	var s Summary
+	for _, c := range cs.Chains {
+		switch c.Verb {
+		case CreateChain:
+			s.ChainsAdded++
+			s.RulesAdded += len(c.Rules)
+		case ReplaceChain:
+			s.ChainsChanged++
+			added, removed := nftLineDiffCounts(c.Old, c.Rules)
+			s.RulesAdded += added
+			s.RulesRemoved += removed
+		case DeleteChain:
+			s.ChainsDeleted++
+			s.RulesRemoved += len(c.Old)
+		}
+	}
+	for _, c := range cs.Sets {
+		s.ElementsAdded += len(c.Added)
+		s.ElementsRemoved += len(c.Removed)
+	}
+	return s
+}
+
+// WriteText writes the change set as a unified diff of the table's listing
+// (`nft list table` syntax), grouped by set and chain: "-" lines are live
+// state that goes, "+" lines state that comes, " " lines unchanged rules
+// kept for context. Sets come before chains, each in change-set order, so
+// the output is stable. liveName names where live was read from.
+func (cs *NFTablesChangeSet) WriteText(w io.Writer, liveName string) error {
+	if cs.Empty() {
+		return nil
+	}
+	var b strings.Builder
+	head := string(cs.Family) + " " + cs.Name
+	fmt.Fprintf(&b, "--- live table %s (%s)\n+++ desired table %s\n", head, liveName, head)
+	switch cs.Table {
+	case CreateTable:
+		fmt.Fprintf(&b, "@@ table %s: new table @@\n+table %s {\n", head, head)
+		if cs.Comment != "" {
+			b.WriteString("+\tcomment " + quoteNFT(cs.Comment) + "\n")
+		}
+		b.WriteString("+}\n")
+	case RecreateTable:
+		fmt.Fprintf(&b, "@@ table %s: rebuilt in one transaction, because %s @@\n", head, strings.Join(cs.Reasons, "; "))
+	case DeleteTable:
+		fmt.Fprintf(&b, "@@ table %s: deleted @@\n", head)
+	}
+	for _, c := range cs.Sets {
+		writeNFTSetChange(&b, c)
+	}
+	for _, c := range cs.Chains {
+		writeNFTChainChange(&b, c)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var setChangeTitles = map[Verb]string{
+	CreateSet: "new", UpdateSet: "elements", ReplaceSet: "declaration changed", DeleteSet: "stale",
+}
+
+func writeNFTSetChange(b *strings.Builder, c NFTablesSetChange) {
+	fmt.Fprintf(b, "@@ %s %s: %s @@\n", kind(c.Set), c.Set.Name, setChangeTitles[c.Verb])
+	switch c.Verb {
+	case CreateSet:
+		writeSetBlock(b, "+", c.Set, c.Added)
+	case DeleteSet:
+		writeSetBlock(b, "-", c.Set, c.Removed)
+	default:
+		if c.Verb == ReplaceSet {
+			writeSetDeclaration(b, "-", c.Old)
+			writeSetDeclaration(b, "+", c.Set)
+		}
+		writeElements(b, "-", c.Removed)
+		writeElements(b, "+", c.Added)
+	}
+}
+
+// writeSetBlock writes a whole set as nft lists it, one element a line.
+func writeSetBlock(b *strings.Builder, mark string, s *nft.Set, elems []nft.Element) {
+	writeSetDeclaration(b, mark, s)
+	if len(elems) > 0 {
+		b.WriteString(mark + "\t\telements = {\n")
+		writeElements(b, mark, elems)
+		b.WriteString(mark + "\t\t}\n")
+	}
+	b.WriteString(mark + "\t}\n")
+}
+
+func writeElements(b *strings.Builder, mark string, elems []nft.Element) {
+	for _, e := range elems {
+		b.WriteString(mark + "\t\t\t" + elementText(e) + "\n")
+	}
+}
+
+// writeSetDeclaration writes a set's head as nft lists it ("set NAME {",
+// then type, size, flags, timeout and comment), one line each.
+func writeSetDeclaration(b *strings.Builder, mark string, s *nft.Set) {
+	var decl strings.Builder
+	(&nft.Ruleset{Sets: []*nft.Set{s}}).Encode(&decl)
+	lines := strings.Split(decl.String(), "\n")
+	// Skip the "table  {" line and the closing "}" of the table and set.
+	for _, l := range lines[1 : len(lines)-3] {
+		b.WriteString(mark + l + "\n")
+	}
+}
+
+// quoteNFT writes s as an nft string; nft strings have no escapes.
+func quoteNFT(s string) string { return `"` + s + `"` }
+
+// elementText is an element as nft lists it inside "elements = { }".
+func elementText(e nft.Element) string {
+	s := e.Key
+	if e.Comment != "" {
+		s += " comment " + quoteNFT(e.Comment)
+	}
+	if e.Value != "" {
+		s += " : " + e.Value
+	}
+	return s
+}
+
+func writeNFTChainChange(b *strings.Builder, c NFTablesChainChange) {
+	switch c.Verb {
+	case CreateChain:
+		fmt.Fprintf(b, "@@ chain %s: new @@\n", c.Name)
+		writeChainDeclaration(b, "+", c.Name, c.Base, c.Comment)
+		writeNFTRules(b, "+", c.Rules)
+		b.WriteString("+\t}\n")
+	case DeleteChain:
+		fmt.Fprintf(b, "@@ chain %s: stale @@\n", c.Name)
+		writeChainDeclaration(b, "-", c.Name, c.Base, c.Comment)
+		writeNFTRules(b, "-", c.Old)
+		b.WriteString("-\t}\n")
+	case ReplaceChain:
+		if c.DeclarationChanged() {
+			fmt.Fprintf(b, "@@ chain %s: declaration changed @@\n", c.Name)
+			writeChainDeclaration(b, "-", c.Name, c.OldBase, c.OldComment)
+			writeChainDeclaration(b, "+", c.Name, c.Base, c.Comment)
+		} else {
+			fmt.Fprintf(b, "@@ chain %s: changed @@\n", c.Name)
+		}
+		writeNFTLineDiff(b, c.Old, c.Rules)
+	}
+}
+
+// writeChainDeclaration writes "chain NAME {" and the chain's comment and
+// base-chain line as nft lists them.
+func writeChainDeclaration(b *strings.Builder, mark, name string, base *nft.BaseChain, comment string) {
+	b.WriteString(mark + "\tchain " + name + " {\n")
+	if comment != "" {
+		b.WriteString(mark + "\t\tcomment " + quoteNFT(comment) + "\n")
+	}
+	if base != nil {
+		fmt.Fprintf(b, "%s\t\ttype %s hook %s priority %s; policy %s;\n", mark, base.Type, base.Hook, base.Priority, base.Policy)
+	}
+}
+
+func writeNFTRules(b *strings.Builder, mark string, rules []nft.Rule) {
+	for _, r := range rules {
+		b.WriteString(mark + "\t\t" + string(r) + "\n")
+	}
+}
+
+// nftLineDiff diffs two rule lists line by line.
+func nftLineDiff(old, new []nft.Rule) []diffmatchpatch.Diff {
+	join := func(rules []nft.Rule) string {
+		var b strings.Builder
+		for _, r := range rules {
+			b.WriteString(string(r) + "\n")
+		}
+		return b.String()
+	}
+	dmp := diffmatchpatch.New()
+	a, bb, lines := dmp.DiffLinesToChars(join(old), join(new))
+	return dmp.DiffCharsToLines(dmp.DiffMain(a, bb, false), lines)
+}
+
+func nftLineDiffCounts(old, new []nft.Rule) (added, removed int) {
+	for _, d := range nftLineDiff(old, new) {
+		n := strings.Count(d.Text, "\n")
+		switch d.Type {
+		case diffmatchpatch.DiffInsert:
+			added += n
+		case diffmatchpatch.DiffDelete:
+			removed += n
+		}
+	}
+	return added, removed
+}
+
+// writeNFTLineDiff writes a changed chain's rules as a unified diff with
+// contextLines of unchanged rules around each change.
+func writeNFTLineDiff(b *strings.Builder, old, new []nft.Rule) {
+	diffs := nftLineDiff(old, new)
+	for i, d := range diffs {
+		lines := strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n")
+		mark := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]
+		if d.Type == diffmatchpatch.DiffEqual {
+			mark = " "
+			lines = trimContext(lines, i > 0, i < len(diffs)-1)
+		}
+		for _, line := range lines {
+			if line == "..." {
+				b.WriteString(" \t\t...\n")
+				continue
+			}
+			b.WriteString(mark + "\t\t" + strings.TrimSuffix(line, "\n") + "\n")
+		}
+	}
+}

@@ -1,0 +1,4 @@
+package userspace
+
+// Accept `go test ./... -update` in every package (see internal/golden).
+import _ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"

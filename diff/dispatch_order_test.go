@@ -7,6 +7,9 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
+// nodePortJump is kube-proxy's must-be-last rule of KUBE-SERVICES.
+const nodePortJump = `-A KUBE-SERVICES -m addrtype --dst-type LOCAL -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -j KUBE-NODEPORTS` + "\n"
+
 // dispatchRuleset is a nat table whose KUBE-SERVICES holds the given
 // per-Service rules and then kube-proxy's must-be-last NodePort jump.
 func dispatchRuleset(t *testing.T, services ...string) string {
@@ -16,7 +19,7 @@ func dispatchRuleset(t *testing.T, services ...string) string {
 	for _, s := range services {
 		b.WriteString("-A KUBE-SERVICES -d " + s + "/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-" + map[string]string{"10.96.0.1": "A", "10.96.0.2": "B"}[s] + "\n")
 	}
-	b.WriteString("-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\nCOMMIT\n")
+	b.WriteString(nodePortJump + "COMMIT\n")
 	return b.String()
 }
 
@@ -37,11 +40,19 @@ func TestDispatchChainOrderIsNotAChange(t *testing.T) {
 	// The NodePort jump must stay last.
 	lastMoved := mustParse(t,
 		"*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-A - [0:0]\n:KUBE-SVC-B - [0:0]\n:KUBE-NODEPORTS - [0:0]\n"+
-			"-A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n"+
+			nodePortJump+
 			"-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-A\n"+
 			"-A KUBE-SERVICES -d 10.96.0.2/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-B\nCOMMIT\n")
 	if cs := IPTables(desired, lastMoved); cs.Empty() {
 		t.Error("moving the must-be-last NodePort jump plans no change")
+	}
+
+	// A chain without a must-be-last rule (filter KUBE-SERVICES) may end
+	// with any of its rules.
+	noTail := strings.ReplaceAll(dispatchRuleset(t, "10.96.0.1", "10.96.0.2"), nodePortJump, "")
+	noTailReordered := strings.ReplaceAll(dispatchRuleset(t, "10.96.0.2", "10.96.0.1"), nodePortJump, "")
+	if cs := IPTables(mustParse(t, noTail), mustParse(t, noTailReordered)); !cs.Empty() {
+		t.Errorf("a reordered chain without a must-be-last rule plans changes: %+v", cs.Changes)
 	}
 
 	// A missing or extra rule is still a change.

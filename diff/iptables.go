@@ -116,19 +116,46 @@ func IPTablesWith(desired, live *ipt.Ruleset, opts IPTablesOptions) *IPTablesCha
 }
 
 // sameRules reports whether a live chain holds the desired rules: in the
-// same order, or for an unordered chain in any order with the same last rule.
+// same order, or for an unordered chain in any order as long as the rules
+// that must come last (kube-proxy's NodePort jumps) still come last.
 func sameRules(table ipt.TableName, desired, live *ipt.Chain, opts IPTablesOptions) bool {
 	if slices.Equal(desired.Rules, live.Rules) {
 		return true
 	}
-	n := len(desired.Rules)
-	if opts.Unordered == nil || !opts.Unordered(table, desired.Name) || n != len(live.Rules) || desired.Rules[n-1] != live.Rules[n-1] {
+	if opts.Unordered == nil || !opts.Unordered(table, desired.Name) || len(desired.Rules) != len(live.Rules) {
 		return false
 	}
-	want, have := slices.Clone(desired.Rules), slices.Clone(live.Rules)
-	slices.Sort(want)
-	slices.Sort(have)
-	return slices.Equal(want, have)
+	wantBody, wantTail, ok := splitTail(desired.Rules)
+	if !ok {
+		return false
+	}
+	haveBody, haveTail, ok := splitTail(live.Rules)
+	return ok && sameMultiset(wantBody, haveBody) && sameMultiset(wantTail, haveTail)
+}
+
+// mustBeLast marks kube-proxy's rules that have to end their chain.
+const mustBeLast = "NOTE: this must be the last rule in this chain"
+
+// splitTail splits rules into the body and the trailing must-be-last
+// rules; ok is false when a must-be-last rule comes before a body rule.
+func splitTail(rules []ipt.Rule) (body, tail []ipt.Rule, ok bool) {
+	for _, r := range rules {
+		if strings.Contains(string(r), mustBeLast) {
+			tail = append(tail, r)
+		} else if len(tail) > 0 {
+			return nil, nil, false
+		} else {
+			body = append(body, r)
+		}
+	}
+	return body, tail, true
+}
+
+func sameMultiset(a, b []ipt.Rule) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, opts IPTablesOptions) {

@@ -25,8 +25,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// ServiceCIDR is the cluster's --service-cluster-ip-range.
-const ServiceCIDR = "10.96.0.0/16"
+// ServiceCIDR and ServiceCIDRv6 are the cluster's dual-stack
+// --service-cluster-ip-range, IPv4 first (the default/kubernetes Service
+// takes the first IPv4 address). The IPv6 range holds the golden
+// scenarios' fd00:96::/112 ClusterIPs.
+const (
+	ServiceCIDR   = "10.96.0.0/16"
+	ServiceCIDRv6 = "fd00:96::/112"
+)
 
 // startTimeout bounds how long Start waits for kube-apiserver to be ready.
 const startTimeout = 60 * time.Second
@@ -134,7 +140,7 @@ func (c *Cluster) startAPIServer(t testing.TB, bin string, port int, etcdURL str
 		"--etcd-servers="+etcdURL,
 		"--token-auth-file="+filepath.Join(c.dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range="+ServiceCIDR,
+		"--service-cluster-ip-range="+ServiceCIDR+","+ServiceCIDRv6,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+saKey,
 		"--service-account-signing-key-file="+saKey,

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 )
 
 // ApplyOptions are the options of `apply`.
@@ -14,6 +18,11 @@ type ApplyOptions struct {
 	source sourceFlags
 	kernel kernelFlags
 	dryRun bool
+	// wait, in ipvs mode, waits up to waitTimeout for draining real
+	// servers to lose their connections and deletes them.
+	wait        bool
+	waitTimeout time.Duration
+	watch       watchFlags
 }
 
 func newApplyCommand(c *common) *cobra.Command {
@@ -36,12 +45,21 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	}
 	o.source.addFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags(), true)
+	o.watch.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
+	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel (restore input, nft script, ipvs commands) instead of sending it")
 	return cmd
 }
 
 // Run renders, locks, plans and applies.
 func (o *ApplyOptions) Run(cmd *cobra.Command) error {
+	if err := o.watch.validate(cmd.Flags(), "filename", "example", "dry-run", "wait"); err != nil {
+		return err
+	}
+	if o.watch.enabled {
+		return o.runWatchMode(cmd)
+	}
 	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
 	if err != nil {
 		return err
@@ -51,19 +69,71 @@ func (o *ApplyOptions) Run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	p, err := o.applyDesired(ctx, b, d, o.dryRun)
+	if err != nil || o.dryRun {
+		return err
+	}
+	fmt.Fprintf(o.streams.Out, "Applied (%s): %s\n", b.name(), p.summary())
+	if o.wait {
+		return o.waitDrained(ctx, b, p)
+	}
+	return nil
+}
+
+// waitDrained finishes graceful termination in ipvs mode (apply --wait).
+func (o *ApplyOptions) waitDrained(ctx context.Context, b kernelBackend, p kernelPlan) error {
+	ib, ok := b.(*ipvsBackend)
+	if !ok {
+		return nil
+	}
+	n, err := ib.client.WaitDrained(ctx, p.(*ipvsPlan).plans, o.waitTimeout)
+	if n > 0 {
+		fmt.Fprintf(o.streams.Out, "Deleted %d drained real servers\n", n)
+	}
+	return err
+}
+
+// applyDesired plans d against the kernel and applies it under the lock,
+// then cleans stale UDP conntrack entries.
+func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *desired, dryRun bool) (kernelPlan, error) {
 	var beforeApply func() error
 	if d.mode != ModeUserspace {
 		beforeApply = func() error { return ensureRouteLocalnet(d) }
 	}
-	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.plan(ctx, d) }, o.dryRun, beforeApply)
-	if err != nil || o.dryRun {
-		return err
+	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.plan(ctx, d) }, dryRun, beforeApply)
+	if err != nil || dryRun {
+		return p, err
 	}
 	if d.mode != ModeUserspace {
 		o.cleanConntrack(d, p)
 	}
-	fmt.Fprintf(o.streams.Out, "Applied (%s): %s\n", b.name(), p.summary())
-	return nil
+	return p, nil
+}
+
+// runWatchMode is apply --watch: the settings are checked and the kernel
+// backend opened once, then every sync renders the informers' snapshot and
+// applies it.
+func (o *ApplyOptions) runWatchMode(cmd *cobra.Command) error {
+	settings, err := o.renderSettings(cmd, &o.source, kernelModes...)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	b, err := o.backend(ctx, &o.kernel, settings.mode)
+	if err != nil {
+		return err
+	}
+	return o.runWatch(ctx, &o.watch, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+		d, err := o.renderSnapshot(settings, snap)
+		if err != nil {
+			return diff.Summary{}, err
+		}
+		p, err := o.applyDesired(ctx, b, d, false)
+		if err != nil {
+			return diff.Summary{}, err
+		}
+		return p.summary(), nil
+	})
 }
 
 // cleanConntrack deletes the stale UDP conntrack entries of the families the

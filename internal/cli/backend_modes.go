@@ -3,10 +3,227 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"path/filepath"
+
+	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
 // otherBackend returns the backends of the modes that do not write through
-// iptables-restore alone.
-func (c *common) otherBackend(_ context.Context, _ *kernelFlags, mode Mode) (kernelBackend, error) {
-	return nil, fmt.Errorf("--mode %s: plan, apply and reset are not implemented yet for this mode", mode)
+// iptables-restore alone: nftables (netlink) and ipvs (netlink plus the
+// helper chains through iptables-restore).
+func (c *common) otherBackend(ctx context.Context, k *kernelFlags, mode Mode) (kernelBackend, error) {
+	switch mode {
+	case ModeNFTables:
+		client, err := applynft.NewClient()
+		if err != nil {
+			return nil, err
+		}
+		// The table as last read or written, checked against nf_tables'
+		// generation ID: kept in memory (watch mode) and in --state-dir,
+		// per network namespace, for the next run.
+		client.Cache = true
+		if k.stateDir != "" {
+			if cookie, err := nftgen.NetnsCookie(); err == nil {
+				client.CacheDir = filepath.Join(k.stateDir, fmt.Sprintf("netns-%d", cookie), "nftables")
+			}
+		}
+		return &nftBackend{client: client}, nil
+	case ModeIPVS:
+		return c.ipvsBackend(ctx, k)
+	}
+	return nil, fmt.Errorf("--mode %s: plan, apply and reset are not implemented for this mode", mode)
+}
+
+// nftFamily is nftables' name of an IP family.
+func nftFamily(f cluster.Family) nft.Family {
+	if f == cluster.IPv6 {
+		return nft.IPv6
+	}
+	return nft.IPv4
+}
+
+// nftBackend writes the kube-proxy tables through netlink, one transaction
+// per table.
+type nftBackend struct {
+	client *applynft.Client
+}
+
+func (b *nftBackend) name() string { return "nftables" }
+
+func (b *nftBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
+	plans, err := b.client.Plan(ctx, d.nftables)
+	return &nftPlan{plans: plans}, err
+}
+
+func (b *nftBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
+	var fams []nft.Family
+	for _, f := range families {
+		fams = append(fams, nftFamily(f))
+	}
+	plans, err := b.client.PlanReset(ctx, fams)
+	return &nftPlan{plans: plans}, err
+}
+
+func (b *nftBackend) apply(ctx context.Context, p kernelPlan) error {
+	return b.client.Apply(ctx, p.(*nftPlan).plans)
+}
+
+func (b *nftBackend) dryRun(w io.Writer, p kernelPlan) error {
+	script := applynft.Script(p.(*nftPlan).plans)
+	if script == "" {
+		script = "# nothing to change (nftables)\n"
+	}
+	_, err := io.WriteString(w, script)
+	return err
+}
+
+// nftPlan is one plan per kube-proxy table.
+type nftPlan struct {
+	plans []*applynft.Plan
+}
+
+func (p *nftPlan) empty() bool {
+	for _, pl := range p.plans {
+		if !pl.Changes.Empty() {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *nftPlan) summary() diff.Summary {
+	var total diff.Summary
+	for _, pl := range p.plans {
+		total.Add(pl.Changes.Summary())
+	}
+	return total
+}
+
+func (p *nftPlan) writeText(w io.Writer) error {
+	for _, pl := range p.plans {
+		if err := pl.Changes.WriteText(w, "nftables"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *nftPlan) data() any { return p.plans }
+
+func (p *nftPlan) changed(f cluster.Family) bool {
+	for _, pl := range p.plans {
+		if pl.Family == nftFamily(f) && !pl.Changes.Empty() {
+			return true
+		}
+	}
+	return false
+}
+
+// ipvsBackend writes IPVS, kube-ipvs0 and the ipsets through netlink and
+// the helper chains through iptables-restore.
+type ipvsBackend struct {
+	client    *applyipvs.Client
+	strictARP bool
+}
+
+func (c *common) ipvsBackend(ctx context.Context, k *kernelFlags) (kernelBackend, error) {
+	exclude, err := k.excludeCIDRs()
+	if err != nil {
+		return nil, err
+	}
+	ipt, err := k.iptablesClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ipt.Owns = render.OwnsIPVSChain
+	kernel, err := applyipvs.OpenKernel("")
+	if err != nil {
+		return nil, err
+	}
+	return &ipvsBackend{client: &applyipvs.Client{Kernel: kernel, IPTables: ipt, ExcludeCIDRs: exclude}, strictARP: k.ipvsStrictARP}, nil
+}
+
+func (b *ipvsBackend) name() string { return "ipvs, iptables-" + string(b.client.IPTables.Backend) }
+
+func (b *ipvsBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
+	plans, err := b.client.Plan(ctx, d.ipvs)
+	return &ipvsPlan{plans: plans}, err
+}
+
+func (b *ipvsBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
+	plans, err := b.client.PlanReset(ctx, families)
+	return &ipvsPlan{plans: plans}, err
+}
+
+func (b *ipvsBackend) apply(ctx context.Context, p kernelPlan) error {
+	// The sysctls IPVS needs (conntrack for the masquerade rules, expiry
+	// of flows to removed real servers), as kube-proxy sets them.
+	if err := b.client.EnsureSysctls(b.strictARP); err != nil {
+		return err
+	}
+	return b.client.Apply(ctx, p.(*ipvsPlan).plans)
+}
+
+func (b *ipvsBackend) dryRun(w io.Writer, p kernelPlan) error {
+	script := b.client.Script(p.(*ipvsPlan).plans)
+	if script == "" {
+		script = "# nothing to change (ipvs)\n"
+	}
+	_, err := io.WriteString(w, script)
+	return err
+}
+
+// ipvsPlan is one plan per family.
+type ipvsPlan struct {
+	plans []*applyipvs.Plan
+}
+
+func (p *ipvsPlan) empty() bool {
+	for _, pl := range p.plans {
+		if !pl.Changes.Empty() {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *ipvsPlan) summary() diff.Summary {
+	var total diff.Summary
+	for _, pl := range p.plans {
+		total.Add(pl.Changes.Summary())
+	}
+	return total
+}
+
+func (p *ipvsPlan) writeText(w io.Writer) error {
+	for _, pl := range p.plans {
+		if err := pl.Changes.WriteText(w, "ipvs"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *ipvsPlan) data() any {
+	sets := make([]*diff.IPVSChangeSet, 0, len(p.plans))
+	for _, pl := range p.plans {
+		sets = append(sets, pl.Changes)
+	}
+	return sets
+}
+
+func (p *ipvsPlan) changed(f cluster.Family) bool {
+	for _, pl := range p.plans {
+		if pl.Desired.Family == f && !pl.Changes.Empty() {
+			return true
+		}
+	}
+	return false
 }

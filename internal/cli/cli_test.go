@@ -205,9 +205,6 @@ func TestRenderNFTables(t *testing.T) {
 			t.Errorf("nftables render lacks %q", want)
 		}
 	}
-	if _, stderr, code := run(t, "", "plan", "--example", "--mode=nftables"); code != ExitError || !strings.Contains(stderr, "not implemented") {
-		t.Errorf("plan --mode=nftables: exit %d, %s", code, stderr)
-	}
 }
 
 func TestRenderIPVS(t *testing.T) {

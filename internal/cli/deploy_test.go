@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -119,10 +120,11 @@ func TestDeployManifestsParse(t *testing.T) {
 		if ds.Namespace != "kube-system" || !reflect.DeepEqual(ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels) {
 			t.Errorf("DaemonSet %s/%s selector %v labels %v", ds.Namespace, ds.Name, ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels)
 		}
-		checkPodSpec(t, ds.Spec.Template.Spec)
+		checkPodSpec(t, ds.Spec.Template.Spec, "apply", "--watch", "--lock-wait=", "--healthz-bind-address=")
 		if pod := ds.Spec.Template.Spec; len(pod.Tolerations) != 1 || pod.Tolerations[0].Operator != corev1.TolerationOpExists {
 			t.Errorf("tolerations %+v, want operator Exists", pod.Tolerations)
 		}
+		checkWatchContainer(t, ds.Spec.Template.Spec.Containers[0])
 	})
 
 	t.Run("cronjob.yaml", func(t *testing.T) {
@@ -139,7 +141,7 @@ func TestDeployManifestsParse(t *testing.T) {
 		if pod.NodeName == "" {
 			t.Error("the CronJob is not pinned to a node")
 		}
-		checkPodSpec(t, pod)
+		checkPodSpec(t, pod, "apply", "--lock-wait=60s")
 	})
 
 	t.Run("krew/svcproxy.yaml", func(t *testing.T) {
@@ -179,8 +181,9 @@ func TestDeployManifestsParse(t *testing.T) {
 
 // checkPodSpec checks what both the DaemonSet and the CronJob need to run
 // apply on the node: the host network, NET_ADMIN, the ServiceAccount from
-// rbac.yaml, the node name from the downward API, and the host's locks.
-func checkPodSpec(t *testing.T, pod corev1.PodSpec) {
+// rbac.yaml, the node name from the downward API, and the host's locks;
+// and that the command has each of args.
+func checkPodSpec(t *testing.T, pod corev1.PodSpec, args ...string) {
 	t.Helper()
 	if !pod.HostNetwork || pod.ServiceAccountName != "kubectl-svcproxy" || pod.PriorityClassName != "system-node-critical" {
 		t.Errorf("hostNetwork %v serviceAccountName %q priorityClassName %q", pod.HostNetwork, pod.ServiceAccountName, pod.PriorityClassName)
@@ -196,7 +199,7 @@ func checkPodSpec(t *testing.T, pod corev1.PodSpec) {
 		t.Errorf("env %+v, want NODE_NAME from spec.nodeName", c.Env)
 	}
 	cmd := strings.Join(append(slices.Clone(c.Command), c.Args...), " ")
-	for _, arg := range []string{"apply", "--node-name=$(NODE_NAME)", "--cluster-cidr=", "--lock-wait=60s", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy"} {
+	for _, arg := range append(args, "--node-name=$(NODE_NAME)", "--cluster-cidr=", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy") {
 		if !strings.Contains(cmd, arg) {
 			t.Errorf("command %q lacks %q", cmd, arg)
 		}
@@ -231,5 +234,32 @@ func checkPodSpec(t *testing.T, pod corev1.PodSpec) {
 		if !found {
 			t.Errorf("no hostPath volume %s", want.path)
 		}
+	}
+}
+
+// checkWatchContainer parses the DaemonSet's `apply --watch` arguments with
+// apply's flags and checks that the readiness probe asks the
+// /healthz that --healthz-bind-address serves.
+func checkWatchContainer(t *testing.T, c corev1.Container) {
+	t.Helper()
+	if len(c.Command) != 1 || c.Command[0] != "kubectl-svcproxy" || len(c.Args) == 0 || c.Args[0] != "apply" {
+		t.Fatalf("command %q args %q, want kubectl-svcproxy apply ...", c.Command, c.Args)
+	}
+	cmd := watchApplyCommand()
+	if err := cmd.ParseFlags(c.Args[1:]); err != nil {
+		t.Fatalf("daemonset.yaml: apply %q: %v", c.Args[1:], err)
+	}
+	watch, _ := cmd.Flags().GetBool("watch")
+	healthz, _ := cmd.Flags().GetString("healthz-bind-address")
+	_, port, err := net.SplitHostPort(healthz)
+	if !watch || err != nil {
+		t.Fatalf("--watch %v, --healthz-bind-address %q: %v", watch, healthz, err)
+	}
+	p := c.ReadinessProbe
+	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != port {
+		t.Errorf("readinessProbe %+v, want GET /healthz on port %s", p, port)
+	}
+	if c.LivenessProbe != nil {
+		t.Errorf("livenessProbe %+v: a restart cannot bring an API server back", c.LivenessProbe)
 	}
 }

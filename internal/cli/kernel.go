@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,11 +32,17 @@ type kernelFlags struct {
 	lockFile string
 	lockWait time.Duration
 	stateDir string
+	// ipvsExclude are kube-proxy's --ipvs-exclude-cidrs.
+	ipvsExclude []string
+	// ipvsStrictARP is kube-proxy's --ipvs-strict-arp.
+	ipvsStrictARP bool
 }
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet, locking bool) {
 	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
 	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "where dumps of the nf_tables backend are cached, per network namespace (empty: no cache)")
+	fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
+	fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
 	if locking {
 		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
 		fs.DurationVar(&k.lockWait, "lock-wait", 0, "how long to wait for another run to finish (0: fail at once)")
@@ -63,6 +72,19 @@ func (k *kernelFlags) iptablesClient(ctx context.Context) (*applyipt.Client, err
 	return client, nil
 }
 
+// excludeCIDRs parses --ipvs-exclude-cidrs.
+func (k *kernelFlags) excludeCIDRs() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range k.ipvsExclude {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--ipvs-exclude-cidrs: %q is not a CIDR: %w", s, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
 func (k *kernelFlags) lock() (*lock.Lock, error) {
 	return lock.Acquire(k.lockFile, k.lockWait)
 }
@@ -77,11 +99,31 @@ type desired struct {
 	ipvs      []*ipvs.Ruleset
 	userspace []*userspace.Ruleset
 	cfg       render.Config
+	// userspaceOpts are the userspace mode's proxy-port range and address.
+	userspaceOpts render.UserspaceOptions
+	// onNode is set for the commands that run on the node (plan, apply,
+	// reset, proxy): they read the node's interface addresses and sysctls,
+	// as kube-proxy does. render stays a function of its inputs.
+	onNode bool
 }
 
 // renderDesired loads the cluster state and renders the selected mode;
 // modes lists the modes the calling command supports.
 func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mode) (*desired, error) {
+	settings, err := c.renderSettings(cmd, src, modes...)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := c.load(cmd.Context(), src)
+	if err != nil {
+		return nil, err
+	}
+	return c.renderSnapshot(settings, snap)
+}
+
+// renderSettings validates the flags and returns the mode, families and
+// render settings, with nothing rendered yet.
+func (c *common) renderSettings(cmd *cobra.Command, src *sourceFlags, modes ...Mode) (*desired, error) {
 	src.complete(cmd, c.proxy)
 	if err := src.validate(); err != nil {
 		return nil, err
@@ -91,7 +133,7 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 		return nil, err
 	}
 	if !slices.Contains(modes, mode) {
-		return nil, fmt.Errorf("--mode %s: not implemented yet for %s; use --mode=iptables", mode, cmd.Name())
+		return nil, fmt.Errorf("--mode %s: not implemented for %s", mode, cmd.Name())
 	}
 	d := &desired{mode: mode}
 	if d.families, err = c.proxy.families(); err != nil {
@@ -105,30 +147,39 @@ func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mo
 			return nil, fmt.Errorf("--ipvs-scheduler: %w", err)
 		}
 	}
-	us, err := c.proxy.userspaceOptions()
-	if err != nil {
+	if d.userspaceOpts, err = c.proxy.userspaceOptions(); err != nil {
 		return nil, err
 	}
 	if cmd.Name() != "render" {
+		d.onNode = true
 		readNodeSysctls(&d.cfg)
 	}
-	snap, err := c.load(cmd.Context(), src)
-	if err != nil {
-		return nil, err
+	return d, nil
+}
+
+// renderSnapshot renders snap with the settings from renderSettings into a
+// new desired state.
+func (c *common) renderSnapshot(settings *desired, snap *cluster.Snapshot) (*desired, error) {
+	d := &desired{mode: settings.mode, families: settings.families, cfg: settings.cfg, userspaceOpts: settings.userspaceOpts, onNode: settings.onNode}
+	if d.onNode && len(d.cfg.HostAddresses) == 0 {
+		// Read at every render: in watch mode addresses come and go.
+		d.cfg.HostAddresses = hostAddresses()
 	}
+	var err error
 	if d.tables, err = c.tables(snap); err != nil {
 		return nil, err
 	}
 	for _, f := range d.families {
-		switch mode {
+		table := d.tables.ForFamily(f)
+		switch d.mode {
 		case ModeIPTables:
-			d.iptables = append(d.iptables, render.IPTables(d.tables.ForFamily(f), d.cfg))
+			d.iptables = append(d.iptables, render.IPTables(table, d.cfg))
 		case ModeNFTables:
-			d.nftables = append(d.nftables, render.NFTables(d.tables.ForFamily(f), d.cfg))
+			d.nftables = append(d.nftables, render.NFTables(table, d.cfg))
 		case ModeIPVS:
-			d.ipvs = append(d.ipvs, render.IPVS(d.tables.ForFamily(f), d.cfg, render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}))
+			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}))
 		case ModeUserspace:
-			d.userspace = append(d.userspace, render.Userspace(d.tables.ForFamily(f), d.cfg, us))
+			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, d.userspaceOpts))
 		}
 	}
 	return d, nil
@@ -142,6 +193,24 @@ func readNodeSysctls(cfg *render.Config) {
 	if v, err := os.ReadFile("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal"); err == nil && len(v) > 0 && v[0] != '0' {
 		cfg.ConntrackTCPBeLiberal = true
 	}
+}
+
+// hostAddresses returns the addresses of this network namespace's
+// interfaces, against which kube-proxy matches --nodeport-addresses CIDRs.
+// nil (when they cannot be read) makes render fall back to the node IPs
+// and loopback.
+func hostAddresses() []netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr().Unmap())
+		}
+	}
+	return out
 }
 
 // ensureRouteLocalnet sets net.ipv4.conf.all.route_localnet=1 when

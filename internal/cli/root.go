@@ -6,6 +6,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -39,6 +40,10 @@ type common struct {
 	streams     genericiooptions.IOStreams
 	configFlags *genericclioptions.ConfigFlags
 	proxy       *ProxyFlags
+	// warned holds the render warnings already printed, so that a
+	// long-running command (apply --watch, proxy) reports a broken
+	// Service once rather than on every sync.
+	warned sync.Map
 }
 
 // NewRootCommand builds the kubectl-svcproxy command tree.
@@ -73,12 +78,20 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newPlanCommand(c),
 		newApplyCommand(c),
 		newResetCommand(c),
+		newProxyCommand(c),
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root
+}
+
+// warnOnce prints a warning line to stderr unless it was printed before.
+func (c *common) warnOnce(msg string) {
+	if _, seen := c.warned.LoadOrStore(msg, true); !seen {
+		c.warnf("%s", msg)
+	}
 }
 
 // warnf prints a warning line to stderr.

@@ -93,7 +93,7 @@ func (c *common) tables(snap *cluster.Snapshot) (*cluster.Tables, error) {
 		return nil, err
 	}
 	for _, w := range warnings {
-		c.warnf("%s", w)
+		c.warnOnce(fmt.Sprint(w))
 	}
 	return tables, nil
 }

@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace/trigger"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// ProxyOptions are the options of `proxy`, the long-running userspace
+// proxy. Flag names follow kube-proxy v1.25 where it had the setting, and
+// apply --watch for the sync periods.
+type ProxyOptions struct {
+	*common
+	source sourceFlags
+	kernel kernelFlags
+
+	udpTimeout     time.Duration
+	syncPeriod     time.Duration
+	minSyncPeriod  time.Duration
+	reloadInterval time.Duration
+	metricsAddr    string
+	healthzAddr    string
+	cleanupOnExit  bool
+	verbosity      int
+
+	log     *slog.Logger
+	proxier *proxy.Proxier
+	health  *proxy.Health
+	// families are those of the last good render, for --cleanup-on-exit.
+	families []cluster.Family
+}
+
+func newProxyCommand(c *common) *cobra.Command {
+	o := &ProxyOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "Run the userspace-mode proxy: portal rules plus a TCP/UDP proxy per Service port",
+		Long: `Run kube-proxy's userspace mode (as of v1.25) as a long-running process.
+
+It applies the portal rules (nat KUBE-PORTALS-*, KUBE-NODEPORT-*) through the
+same iptables path as apply, listens on every Service port's proxy port, and
+forwards TCP and UDP to the endpoints, round robin, with ClientIP affinity.
+It reloads when the snapshot file changes (-f), or on API watch events. A
+snapshot that fails to load keeps the last good state; the error is logged.
+SIGTERM or SIGINT stop it; --cleanup-on-exit then removes the portal rules.
+
+Only --mode=userspace is supported, and it is the default here.`,
+		Example: `  kubectl svcproxy proxy --node-name=$(hostname) --family=ipv4
+  kubectl svcproxy proxy -f snapshot.yaml --node-name=node1 --cleanup-on-exit -v 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
+	}
+	fs := cmd.Flags()
+	o.source.addFlags(fs)
+	o.kernel.addFlags(fs, true)
+	// A long-running proxy waits for a concurrent apply rather than fail.
+	o.kernel.lockWait = 5 * time.Second
+	fs.Lookup("lock-wait").DefValue = "5s"
+	fs.DurationVar(&o.udpTimeout, "udp-timeout", proxy.DefaultUDPIdleTimeout, "how long an idle UDP flow is kept open")
+	fs.DurationVar(&o.syncPeriod, "sync-period", 30*time.Second, "the most time between two syncs: each reloads the state and re-applies the portal rules, changes or not (kube-proxy's --iptables-sync-period)")
+	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", time.Second, "the least time between two syncs; changes arriving meanwhile are batched into the next one (kube-proxy's --iptables-min-sync-period)")
+	fs.DurationVar(&o.reloadInterval, "reload-interval", time.Second, "how often the -f snapshot file is checked for changes")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", "host:port of the /metrics endpoint (empty: none)")
+	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", "host:port of the /healthz endpoint (empty: none)")
+	fs.BoolVar(&o.cleanupOnExit, "cleanup-on-exit", false, "remove the portal rules when stopped by SIGTERM or SIGINT")
+	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity: 0 changes and errors, 1-3 also endpoint updates, 4 every connection")
+	return cmd
+}
+
+// Run runs the proxy until SIGTERM or SIGINT.
+func (o *ProxyOptions) Run(cmd *cobra.Command) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	cmd.SetContext(ctx)
+	if err := o.validate(cmd); err != nil {
+		return err
+	}
+	o.log = slog.New(slog.NewTextHandler(o.streams.ErrOut, &slog.HandlerOptions{Level: verbosityLevel(o.verbosity)}))
+	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
+	changes, err := o.changes(ctx)
+	if err != nil {
+		return err
+	}
+	// The proxier outlives ctx: the portal rules go first on shutdown.
+	o.proxier = proxy.New(proxy.Options{UDPIdleTimeout: o.udpTimeout, Logger: o.log})
+	runCtx, stopProxier := context.WithCancel(context.Background())
+	proxierDone := make(chan struct{})
+	go func() { o.proxier.Run(runCtx); close(proxierDone) }()
+	defer func() { stopProxier(); <-proxierDone }()
+	servers, err := o.serveHTTP()
+	if err != nil {
+		return err
+	}
+	defer shutdownAll(servers)
+
+	// The first load and sync must succeed; later ones keep the last
+	// good state when they fail.
+	if err := o.reload(cmd); err != nil {
+		return err
+	}
+	o.log.Info("userspace proxy running", "node", o.proxy.NodeName)
+	o.loop(cmd, changes)
+
+	o.health.Stopping()
+	o.log.Info("stopping")
+	if o.cleanupOnExit {
+		o.cleanup()
+	}
+	return nil
+}
+
+// validate makes userspace the mode unless another was asked for, and
+// checks the command's own flags.
+func (o *ProxyOptions) validate(cmd *cobra.Command) error {
+	if o.proxy.Mode != string(ModeUserspace) {
+		if cmd.Flags().Changed("mode") {
+			return fmt.Errorf("--mode %s: proxy runs only --mode=userspace", o.proxy.Mode)
+		}
+		o.proxy.Mode = string(ModeUserspace)
+	}
+	switch {
+	case o.udpTimeout <= 0:
+		return fmt.Errorf("--udp-timeout %v: must be greater than 0", o.udpTimeout)
+	case o.syncPeriod <= 0:
+		return fmt.Errorf("--sync-period %v: must be greater than 0", o.syncPeriod)
+	case o.minSyncPeriod < 0 || o.minSyncPeriod > o.syncPeriod:
+		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", o.minSyncPeriod, o.syncPeriod)
+	case o.reloadInterval <= 0:
+		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
+	}
+	return nil
+}
+
+// verbosityLevel maps -v to a log level.
+func verbosityLevel(v int) slog.Level {
+	switch {
+	case v >= 4:
+		return proxy.LevelConn
+	case v >= 1:
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+// changes starts watching the state's source, before the first load, so
+// that no change is missed. The example and stdin never change.
+func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
+	switch {
+	case o.source.example || o.source.file == "-":
+		return nil, nil
+	case o.source.file != "":
+		return trigger.File(ctx, o.source.file, o.reloadInterval, o.log), nil
+	}
+	restConfig, err := o.configFlags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return trigger.API(ctx, client, o.proxy.NodeName, o.log), nil
+}
+
+// loop reloads on every change, at most once per --min-sync-period, and at
+// least once per --sync-period, until the context ends. A failed reload
+// is retried after 1 s, doubling up to --sync-period, as apply --watch
+// does: a held lock or a bad snapshot neither spins nor waits a full
+// period after a blip.
+func (o *ProxyOptions) loop(cmd *cobra.Command, changes trigger.Signal) {
+	ctx := cmd.Context()
+	next := time.NewTimer(o.syncPeriod)
+	defer next.Stop()
+	var retry time.Duration
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			o.log.Debug("change detected: reloading")
+		case <-next.C:
+			o.log.Debug("periodic sync")
+		}
+		next.Stop()
+		wait := o.syncPeriod
+		if err := o.reload(cmd); err != nil {
+			retry = min(max(2*retry, time.Second), o.syncPeriod)
+			wait = retry
+			o.log.Error("reload failed; keeping the last good state", "err", err, "retryIn", retry)
+		} else {
+			retry = 0
+		}
+		next.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(o.minSyncPeriod):
+		}
+	}
+}
+
+// reload loads and renders the state, then updates the proxy sockets and
+// applies the portal rules, in that order, so that a new portal never
+// points at a port nobody listens on yet.
+func (o *ProxyOptions) reload(cmd *cobra.Command) error {
+	d, err := o.renderDesired(cmd, &o.source, ModeUserspace)
+	if err != nil {
+		o.proxier.Metrics().RecordSync(err)
+		return err
+	}
+	o.health.Queued()
+	var portals []*ipt.Ruleset
+	for _, rs := range d.userspace {
+		portals = append(portals, rs.IPTables)
+	}
+	// A port that cannot be opened (address in use) is retried by the
+	// next sync; the rest is applied regardless.
+	listenErr := o.proxier.Update(d.userspace)
+	if listenErr != nil {
+		o.log.Error("some proxy sockets could not be opened", "err", listenErr)
+	}
+	_, plans, err := o.syncKernel(cmd.Context(), &o.kernel, portals, false, nil)
+	if err != nil {
+		err = fmt.Errorf("apply the portal rules: %w", err)
+		o.proxier.Metrics().RecordSync(err)
+		return err
+	}
+	o.families = d.families
+	o.proxier.Metrics().RecordSync(listenErr)
+	if listenErr == nil {
+		o.health.Updated()
+	}
+	var total diff.Summary
+	for _, p := range plans {
+		total.Add(p.Changes.Summary())
+	}
+	level := slog.LevelDebug
+	if !total.Empty() {
+		level = slog.LevelInfo
+	}
+	o.log.Log(cmd.Context(), level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
+	return nil
+}
+
+func countPorts(d *desired) int {
+	n := 0
+	for _, rs := range d.userspace {
+		n += len(rs.Ports)
+	}
+	return n
+}
+
+// cleanup removes the portal rules of the families last synced.
+func (o *ProxyOptions) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var empty []*ipt.Ruleset
+	for _, f := range o.families {
+		empty = append(empty, diff.EmptyIPTables(f))
+	}
+	if _, _, err := o.syncKernel(ctx, &o.kernel, empty, false, nil); err != nil {
+		o.log.Error("could not remove the portal rules", "err", err)
+		return
+	}
+	o.log.Info("removed the portal rules")
+}
+
+// serveHTTP opens the metrics and health endpoints; a port in use is an
+// error at once, not a log line later.
+func (o *ProxyOptions) serveHTTP() ([]*http.Server, error) {
+	metrics := http.NewServeMux()
+	metrics.Handle("/metrics", o.proxier.Metrics())
+	metrics.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, ModeUserspace) })
+	healthz := http.NewServeMux()
+	healthz.Handle("/healthz", o.health)
+	endpoints := []struct {
+		flag, addr string
+		handler    http.Handler
+	}{{"--metrics-bind-address", o.metricsAddr, metrics}, {"--healthz-bind-address", o.healthzAddr, healthz}}
+	var servers []*http.Server
+	for _, e := range endpoints {
+		if e.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", e.addr)
+		if err != nil {
+			shutdownAll(servers)
+			return nil, fmt.Errorf("%s: %w (pass %s= to serve none)", e.flag, err, e.flag)
+		}
+		srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		servers = append(servers, srv)
+		o.log.Debug("serving", "endpoint", e.flag[2:], "address", ln.Addr().String())
+	}
+	return servers, nil
+}
+
+func shutdownAll(servers []*http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Close()
+		}
+	}
+}

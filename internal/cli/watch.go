@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
+)
+
+// watchFlags are the options of `apply --watch`, named and defaulted as
+// kube-proxy's (--iptables-min-sync-period and --iptables-sync-period
+// without the mode's prefix, as one flag serves every mode).
+type watchFlags struct {
+	enabled       bool
+	minSyncPeriod time.Duration
+	syncPeriod    time.Duration
+	metricsAddr   string
+	healthzAddr   string
+}
+
+// watchOnlyFlags are the flags that mean something only with --watch.
+var watchOnlyFlags = []string{"min-sync-period", "sync-period", "metrics-bind-address", "healthz-bind-address"}
+
+func (w *watchFlags) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&w.enabled, "watch", false, "keep running: watch the cluster and sync the kernel on every change, as kube-proxy does")
+	fs.DurationVar(&w.minSyncPeriod, "min-sync-period", time.Second, "with --watch: the least time between two syncs; changes arriving meanwhile are batched into the next one (0: sync on every change)")
+	fs.DurationVar(&w.syncPeriod, "sync-period", 30*time.Second, "with --watch: the most time between two syncs; each one re-reads the kernel and repairs drift, and a change waiting twice as long fails /healthz")
+	fs.StringVar(&w.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", "with --watch: host:port of the Prometheus /metrics endpoint (empty: none)")
+	fs.StringVar(&w.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", "with --watch: host:port of the /healthz and /livez endpoints, kube-proxy's, which cloud load balancers probe (empty: none)")
+}
+
+// validate rejects the watch-only flags without --watch, and --watch with
+// any of conflicts (flag names, such as "filename" or "dry-run") set.
+func (w *watchFlags) validate(fs *pflag.FlagSet, conflicts ...string) error {
+	names := watchOnlyFlags
+	if w.enabled {
+		names = conflicts
+	}
+	for _, name := range names {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			if w.enabled {
+				return fmt.Errorf("--watch cannot be used with --%s", name)
+			}
+			return fmt.Errorf("--%s needs --watch", name)
+		}
+	}
+	return nil
+}
+
+// runWatch runs until ctx is done or SIGINT or SIGTERM arrives, which
+// is a clean stop (nil). sync renders snap and reconciles the kernel,
+// returning a summary of what it changed; a failed sync is logged and
+// retried. It returns an error only for what waiting cannot fix: invalid
+// flags, an address already in use, rejected credentials, a missing
+// permission or Node. An unreachable API server is waited for.
+func (c *common) runWatch(ctx context.Context, w *watchFlags, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
+	restConfig, err := c.configFlags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	restConfig.UserAgent = "kubectl-svcproxy/" + version + " (watch)"
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := timestampLogger(c.streams.ErrOut)
+	logf("watching %s for node %q", restConfig.Host, c.proxy.NodeName)
+	err = watch.Run(ctx, watch.Config{
+		RESTConfig:    restConfig,
+		NodeName:      c.proxy.NodeName,
+		MinSyncPeriod: w.minSyncPeriod,
+		SyncPeriod:    w.syncPeriod,
+		MetricsAddr:   w.metricsAddr,
+		HealthzAddr:   w.healthzAddr,
+		ProxyMode:     c.proxy.Mode,
+		Sync:          sync,
+		Logf:          logf,
+	})
+	var perm *watch.PermanentError
+	if errors.As(err, &perm) {
+		return fmt.Errorf("API server at %s: %w", restConfig.Host, err)
+	}
+	if err == nil {
+		logf("stopped")
+	}
+	return err
+}
+
+// timestampLogger returns a Logf that prints whole lines, each with the
+// time, to w; it is safe for concurrent use.
+func timestampLogger(w io.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		line := time.Now().Format("2006-01-02T15:04:05.000Z07:00") + " " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, line)
+	}
+}

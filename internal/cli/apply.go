@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,9 @@ func (o *ApplyOptions) Run(cmd *cobra.Command) error {
 		return err
 	}
 	fmt.Fprintf(o.streams.Out, "Applied (%s): %s\n", b.name(), p.summary())
+	if np, ok := p.(*nftPlan); ok && len(np.pending()) > 0 {
+		fmt.Fprintf(o.streams.ErrOut, "stale chains emptied but still referenced by the kernel, deleted by the next apply: %s\n", strings.Join(np.pending(), ", "))
+	}
 	if o.wait {
 		return o.waitDrained(ctx, b, p)
 	}

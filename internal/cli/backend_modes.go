@@ -117,6 +117,18 @@ func (p *nftPlan) writeText(w io.Writer) error {
 
 func (p *nftPlan) data() any { return p.plans }
 
+// pending returns the stale chains an apply emptied but could not delete
+// yet; the next apply deletes them.
+func (p *nftPlan) pending() []string {
+	var out []string
+	for _, pl := range p.plans {
+		for _, c := range pl.Pending {
+			out = append(out, string(pl.Family)+" "+c)
+		}
+	}
+	return out
+}
+
 func (p *nftPlan) changed(f cluster.Family) bool {
 	for _, pl := range p.plans {
 		if pl.Family == nftFamily(f) && !pl.Changes.Empty() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +190,42 @@ iptables:
 	if !strings.Contains(out, "0x2000/0x2000") {
 		t.Errorf("--masquerade-bit did not override the config file")
 	}
+
+	// nftables mode reads its own section's masquerade bit, as kube-proxy
+	// does, and the mode's sync periods reach apply --watch's flags.
+	os.WriteFile(cfg, []byte(`kind: KubeProxyConfiguration
+mode: nftables
+clusterCIDR: 10.244.0.0/16
+iptables:
+  masqueradeBit: 12
+  syncPeriod: 45s
+nftables:
+  masqueradeBit: 10
+  syncPeriod: 20s
+  minSyncPeriod: 2s
+`), 0o644)
+	out, stderr, code = run(t, "", "render", "--example", "--family=ipv4", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "meta mark set meta mark | 0x00000400") {
+		t.Errorf("nftables.masqueradeBit not applied (exit %d, %s):\n%s", code, stderr, out)
+	}
+	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	apply, _, err := cmd.Find([]string{"apply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apply.ParseFlags([]string{"--config", cfg, "--min-sync-period=3s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.PersistentPreRunE(apply, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := apply.Flags().Lookup("sync-period").Value.String(); got != "20s" {
+		t.Errorf("nftables.syncPeriod: --sync-period is %s, want 20s", got)
+	}
+	if got := apply.Flags().Lookup("min-sync-period").Value.String(); got != "3s" {
+		t.Errorf("--min-sync-period on the command line should win over the file: got %s", got)
+	}
+
 	os.WriteFile(cfg, []byte("kind: KubeletConfiguration\n"), 0o644)
 	if _, stderr, code := run(t, "", "render", "--example", "--config", cfg); code != ExitError || !strings.Contains(stderr, "KubeProxyConfiguration") {
 		t.Errorf("a config file of the wrong kind: exit %d, %s", code, stderr)

@@ -29,13 +29,69 @@ type kubeProxyConfiguration struct {
 		MasqueradeAll      *bool `json:"masqueradeAll"`
 		MasqueradeBit      *int  `json:"masqueradeBit"`
 		LocalhostNodePorts *bool `json:"localhostNodePorts"`
+		syncPeriods
 	} `json:"iptables"`
+	NFTables struct {
+		MasqueradeBit *int `json:"masqueradeBit"`
+		syncPeriods
+	} `json:"nftables"`
 	Linux struct {
 		MasqueradeAll *bool `json:"masqueradeAll"`
 	} `json:"linux"`
 	IPVS struct {
-		Scheduler string `json:"scheduler"`
+		Scheduler    string   `json:"scheduler"`
+		ExcludeCIDRs []string `json:"excludeCIDRs"`
+		StrictARP    *bool    `json:"strictARP"`
+		syncPeriods
 	} `json:"ipvs"`
+	// SyncPeriod and MinSyncPeriod at the top level are v1alpha2's.
+	syncPeriods
+	MetricsBindAddress string `json:"metricsBindAddress"`
+	HealthzBindAddress string `json:"healthzBindAddress"`
+}
+
+// syncPeriods are a mode section's sync periods, as Go duration strings
+// ("30s"), which is how metav1.Duration is written.
+type syncPeriods struct {
+	SyncPeriod    string `json:"syncPeriod"`
+	MinSyncPeriod string `json:"minSyncPeriod"`
+}
+
+// modeSettings returns the flags that come from the config's section of
+// the mode in effect: its sync periods and, in nftables and ipvs mode,
+// what only that section holds.
+func (c *kubeProxyConfiguration) modeSettings(mode string) map[string]string {
+	set := map[string]string{}
+	periods := c.syncPeriods
+	switch Mode(mode) {
+	case ModeNFTables:
+		if c.NFTables.MasqueradeBit != nil {
+			set["masquerade-bit"] = strconv.Itoa(*c.NFTables.MasqueradeBit)
+		}
+		periods = firstPeriods(c.NFTables.syncPeriods, periods)
+	case ModeIPVS:
+		set["ipvs-exclude-cidrs"] = strings.Join(c.IPVS.ExcludeCIDRs, ",")
+		if c.IPVS.StrictARP != nil {
+			set["ipvs-strict-arp"] = strconv.FormatBool(*c.IPVS.StrictARP)
+		}
+		periods = firstPeriods(c.IPVS.syncPeriods, periods)
+	default:
+		periods = firstPeriods(c.IPTables.syncPeriods, periods)
+	}
+	set["sync-period"] = periods.SyncPeriod
+	set["min-sync-period"] = periods.MinSyncPeriod
+	return set
+}
+
+// firstPeriods fills in what a mode section leaves unset from the top level.
+func firstPeriods(section, top syncPeriods) syncPeriods {
+	if section.SyncPeriod == "" {
+		section.SyncPeriod = top.SyncPeriod
+	}
+	if section.MinSyncPeriod == "" {
+		section.MinSyncPeriod = top.MinSyncPeriod
+	}
+	return section
 }
 
 // applyConfigFile reads a KubeProxyConfiguration file and sets every flag
@@ -68,6 +124,8 @@ func (f *ProxyFlags) applyConfigFile(fs *pflag.FlagSet) error {
 		"pod-bridge-interface":      c.DetectLocal.BridgeInterface,
 		"pod-interface-name-prefix": c.DetectLocal.InterfaceNamePrefix,
 		"ipvs-scheduler":            c.IPVS.Scheduler,
+		"metrics-bind-address":      c.MetricsBindAddress,
+		"healthz-bind-address":      c.HealthzBindAddress,
 	}
 	if masqAll != nil {
 		set["masquerade-all"] = strconv.FormatBool(*masqAll)
@@ -78,8 +136,20 @@ func (f *ProxyFlags) applyConfigFile(fs *pflag.FlagSet) error {
 	if c.IPTables.LocalhostNodePorts != nil {
 		set["iptables-localhost-nodeports"] = strconv.FormatBool(*c.IPTables.LocalhostNodePorts)
 	}
+	mode := c.Mode
+	if fs.Changed("mode") || mode == "" {
+		mode = f.Mode
+	}
+	// The mode's own section wins: kube-proxy's nftables mode reads
+	// nftables.masqueradeBit, not iptables.masqueradeBit.
+	for name, value := range c.modeSettings(mode) {
+		if value != "" {
+			set[name] = value
+		}
+	}
 	for name, value := range set {
-		if value == "" || fs.Changed(name) {
+		// Commands without a flag (render has no --sync-period) skip it.
+		if value == "" || fs.Changed(name) || fs.Lookup(name) == nil {
 			continue
 		}
 		if err := fs.Set(name, value); err != nil {

@@ -84,7 +84,7 @@ func (b *iptablesBackend) planRulesets(ctx context.Context, rulesets []*ipt.Rule
 	if err != nil {
 		return nil, err
 	}
-	return &iptablesPlan{backend: b.name(), plans: plans}, nil
+	return newIPTablesPlan(b.name(), plans), nil
 }
 
 func (b *iptablesBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
@@ -110,53 +110,74 @@ func (b *iptablesBackend) dryRun(w io.Writer, p kernelPlan) error {
 	return nil
 }
 
-// iptablesPlan is one restore plan per family.
-type iptablesPlan struct {
-	backend string
-	plans   []*applyipt.Plan
+// changeSet is what every mode's change set says about itself.
+type changeSet interface {
+	Empty() bool
+	Summary() diff.Summary
+	WriteText(w io.Writer, liveName string) error
 }
 
-func (p *iptablesPlan) empty() bool {
+// modePlan is a kernelPlan made of one plan per family (or table), of a
+// mode's own plan type P.
+type modePlan[P any] struct {
+	liveName string
+	plans    []P
+	changes  func(P) changeSet
+	family   func(P) cluster.Family
+}
+
+func (p *modePlan[P]) empty() bool {
 	for _, pl := range p.plans {
-		if !pl.Changes.Empty() {
+		if !p.changes(pl).Empty() {
 			return false
 		}
 	}
 	return true
 }
 
-func (p *iptablesPlan) summary() diff.Summary {
+func (p *modePlan[P]) summary() diff.Summary {
 	var total diff.Summary
 	for _, pl := range p.plans {
-		total.Add(pl.Changes.Summary())
+		total.Add(p.changes(pl).Summary())
 	}
 	return total
 }
 
-func (p *iptablesPlan) writeText(w io.Writer) error {
+func (p *modePlan[P]) writeText(w io.Writer) error {
 	for _, pl := range p.plans {
-		if err := pl.Changes.WriteText(w, p.backend); err != nil {
+		if err := p.changes(pl).WriteText(w, p.liveName); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (p *iptablesPlan) data() any {
-	sets := make([]*diff.IPTablesChangeSet, 0, len(p.plans))
+func (p *modePlan[P]) data() any {
+	sets := make([]changeSet, 0, len(p.plans))
 	for _, pl := range p.plans {
-		sets = append(sets, pl.Changes)
+		sets = append(sets, p.changes(pl))
 	}
 	return sets
 }
 
-func (p *iptablesPlan) changed(f cluster.Family) bool {
+func (p *modePlan[P]) changed(f cluster.Family) bool {
 	for _, pl := range p.plans {
-		if pl.Desired.Family == f && !pl.Changes.Empty() {
+		if p.family(pl) == f && !p.changes(pl).Empty() {
 			return true
 		}
 	}
 	return false
+}
+
+// iptablesPlan is one restore plan per family.
+type iptablesPlan = modePlan[*applyipt.Plan]
+
+func newIPTablesPlan(liveName string, plans []*applyipt.Plan) *iptablesPlan {
+	return &iptablesPlan{
+		liveName: liveName, plans: plans,
+		changes: func(p *applyipt.Plan) changeSet { return p.Changes },
+		family:  func(p *applyipt.Plan) cluster.Family { return p.Desired.Family },
+	}
 }
 
 func binFor(f cluster.Family) string {

@@ -10,7 +10,6 @@ import (
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -59,7 +58,7 @@ func (b *nftBackend) name() string { return "nftables" }
 
 func (b *nftBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
 	plans, err := b.client.Plan(ctx, d.nftables)
-	return &nftPlan{plans: plans}, err
+	return newNFTPlan(plans), err
 }
 
 func (b *nftBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
@@ -68,7 +67,7 @@ func (b *nftBackend) planReset(ctx context.Context, families []cluster.Family) (
 		fams = append(fams, nftFamily(f))
 	}
 	plans, err := b.client.PlanReset(ctx, fams)
-	return &nftPlan{plans: plans}, err
+	return newNFTPlan(plans), err
 }
 
 func (b *nftBackend) apply(ctx context.Context, p kernelPlan) error {
@@ -86,36 +85,21 @@ func (b *nftBackend) dryRun(w io.Writer, p kernelPlan) error {
 
 // nftPlan is one plan per kube-proxy table.
 type nftPlan struct {
-	plans []*applynft.Plan
+	modePlan[*applynft.Plan]
 }
 
-func (p *nftPlan) empty() bool {
-	for _, pl := range p.plans {
-		if !pl.Changes.Empty() {
-			return false
-		}
-	}
-	return true
+func newNFTPlan(plans []*applynft.Plan) *nftPlan {
+	return &nftPlan{modePlan[*applynft.Plan]{
+		liveName: "nftables", plans: plans,
+		changes: func(p *applynft.Plan) changeSet { return p.Changes },
+		family: func(p *applynft.Plan) cluster.Family {
+			if p.Family == nft.IPv6 {
+				return cluster.IPv6
+			}
+			return cluster.IPv4
+		},
+	}}
 }
-
-func (p *nftPlan) summary() diff.Summary {
-	var total diff.Summary
-	for _, pl := range p.plans {
-		total.Add(pl.Changes.Summary())
-	}
-	return total
-}
-
-func (p *nftPlan) writeText(w io.Writer) error {
-	for _, pl := range p.plans {
-		if err := pl.Changes.WriteText(w, "nftables"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (p *nftPlan) data() any { return p.plans }
 
 // pending returns the stale chains an apply emptied but could not delete
 // yet; the next apply deletes them.
@@ -127,15 +111,6 @@ func (p *nftPlan) pending() []string {
 		}
 	}
 	return out
-}
-
-func (p *nftPlan) changed(f cluster.Family) bool {
-	for _, pl := range p.plans {
-		if pl.Family == nftFamily(f) && !pl.Changes.Empty() {
-			return true
-		}
-	}
-	return false
 }
 
 // ipvsBackend writes IPVS, kube-ipvs0 and the ipsets through netlink and
@@ -166,12 +141,12 @@ func (b *ipvsBackend) name() string { return "ipvs, iptables-" + string(b.client
 
 func (b *ipvsBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
 	plans, err := b.client.Plan(ctx, d.ipvs)
-	return &ipvsPlan{plans: plans}, err
+	return newIPVSPlan(plans), err
 }
 
 func (b *ipvsBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
 	plans, err := b.client.PlanReset(ctx, families)
-	return &ipvsPlan{plans: plans}, err
+	return newIPVSPlan(plans), err
 }
 
 func (b *ipvsBackend) apply(ctx context.Context, p kernelPlan) error {
@@ -193,49 +168,12 @@ func (b *ipvsBackend) dryRun(w io.Writer, p kernelPlan) error {
 }
 
 // ipvsPlan is one plan per family.
-type ipvsPlan struct {
-	plans []*applyipvs.Plan
-}
+type ipvsPlan = modePlan[*applyipvs.Plan]
 
-func (p *ipvsPlan) empty() bool {
-	for _, pl := range p.plans {
-		if !pl.Changes.Empty() {
-			return false
-		}
+func newIPVSPlan(plans []*applyipvs.Plan) *ipvsPlan {
+	return &ipvsPlan{
+		liveName: "ipvs", plans: plans,
+		changes: func(p *applyipvs.Plan) changeSet { return p.Changes },
+		family:  func(p *applyipvs.Plan) cluster.Family { return p.Desired.Family },
 	}
-	return true
-}
-
-func (p *ipvsPlan) summary() diff.Summary {
-	var total diff.Summary
-	for _, pl := range p.plans {
-		total.Add(pl.Changes.Summary())
-	}
-	return total
-}
-
-func (p *ipvsPlan) writeText(w io.Writer) error {
-	for _, pl := range p.plans {
-		if err := pl.Changes.WriteText(w, "ipvs"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (p *ipvsPlan) data() any {
-	sets := make([]*diff.IPVSChangeSet, 0, len(p.plans))
-	for _, pl := range p.plans {
-		sets = append(sets, pl.Changes)
-	}
-	return sets
-}
-
-func (p *ipvsPlan) changed(f cluster.Family) bool {
-	for _, pl := range p.plans {
-		if pl.Desired.Family == f && !pl.Changes.Empty() {
-			return true
-		}
-	}
-	return false
 }

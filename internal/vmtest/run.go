@@ -25,6 +25,14 @@ import (
 // arguments.
 func Run(t *testing.T, pkg string, testArgs ...string) Result {
 	t.Helper()
+	return RunWith(t, pkg, nil, testArgs...)
+}
+
+// RunWith is Run with extra files for the guest (guest path -> host path,
+// as Config.Files), e.g. a program built with BuildProgram that the guest
+// tests run.
+func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...string) Result {
+	t.Helper()
 	if InGuest() {
 		t.Skip("vmtest: already inside the VM")
 	}
@@ -47,7 +55,7 @@ func Run(t *testing.T, pkg string, testArgs ...string) Result {
 	// VMTEST_ARGS adds guest arguments by hand, e.g. "-test.run=^TestX$";
 	// later flags win.
 	args = append(args, strings.Fields(os.Getenv("VMTEST_ARGS"))...)
-	res, err := Boot(context.Background(), Config{Init: bin, Args: args, Timeout: timeout, Output: t.Output()})
+	res, err := Boot(context.Background(), Config{Init: bin, Args: args, Files: files, Timeout: timeout, Output: t.Output()})
 	if IsUnavailable(err) {
 		unavailable(t, err.Error())
 	}

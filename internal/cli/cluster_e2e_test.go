@@ -65,14 +65,24 @@ const clusterE2EScaled = clusterE2ESliceHeader + `
 
 // TestClusterE2E runs the documented cron workflow against a real
 // kube-apiserver: `kubectl svcproxy snapshot` where the API server is
-// reachable (the root namespace: it listens on 127.0.0.1 there), then
-// `apply -f` of that snapshot inside the lab's node namespace, and checks
-// the traffic as the cluster scales web down and deletes it.
+// reachable (the root namespace: it listens on 127.0.0.1 there) as the
+// cluster creates web, scales it down and deletes it; then, in each mode,
+// `apply -f` of those snapshots in turn inside a lab's node namespace,
+// checking that the traffic follows them.
 func TestClusterE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}
-	n := newE2ENode(t, "nft") // skips unless root with iptables-nft
+	nodes := map[string]*e2eNode{}
+	for _, m := range e2eModes {
+		n := newE2ENode(t, "nft") // skips unless root with iptables-nft
+		for ip, name := range map[string]string{"10.244.0.11": "web-11", "10.244.1.12": "web-12"} {
+			if err := n.lab.AddPod(name, netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodes[m.name()] = n
+	}
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Skip("no kubectl on PATH")
@@ -86,75 +96,73 @@ func TestClusterE2E(t *testing.T) {
 	c.Apply(t, apiserverTestRBAC)
 	c.Apply(t, clusterE2EObjects)
 
-	for ip, name := range map[string]string{"10.244.0.11": "web-11", "10.244.1.12": "web-12"} {
-		if err := n.lab.AddPod(name, netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	step := 0
-	// snapshotApply runs `kubectl svcproxy snapshot` as the svcproxy user
-	// until the snapshot satisfies synced (the plugin lists from the API
-	// server's watch cache, which may lag behind kubectl's writes), then
-	// applies it in the node namespace.
-	snapshotApply := func(synced func(snap string) bool) []string {
-		t.Helper()
-		step++
-		file := filepath.Join(n.dir, "snapshot-"+string(rune('0'+step))+".yaml")
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			ctx, cancel := context.WithTimeout(t.Context(), cmdTimeout)
-			cmd := exec.CommandContext(ctx, kubectl, "svcproxy", "snapshot", "--node-name=node1", "-o", file)
-			// Plugin discovery: kubectl finds kubectl-svcproxy on PATH.
-			cmd.Env = append(os.Environ(),
-				"PATH="+filepath.Dir(n.bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"KUBECONFIG="+c.UserKubeconfig)
-			r := runCmd(cmd)
-			cancel()
-			if r.code != 0 {
-				t.Fatalf("snapshot:\n%s", r)
-			}
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if synced(string(data)) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the snapshot never reflected the cluster:\n%s", data)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		args := []string{"-f", file, "--node-name=node1", "--cluster-cidr=10.244.0.0/16", "--family=ipv4"}
-		expect(t, n.run("apply", args...), ExitOK, "Applied (iptables-nft)")
-		return args
-	}
-
+	dir, bin := t.TempDir(), binary(t)
 	// a) Both endpoints.
-	snapshotApply(func(s string) bool {
+	created := clusterSnapshot(t, kubectl, bin, c.UserKubeconfig, filepath.Join(dir, "created.yaml"), func(s string) bool {
 		return strings.Contains(s, "10.244.0.11") && strings.Contains(s, "10.244.1.12")
 	})
-	assertSpread(t, n, "web-11", "web-12")
-
 	// b) Scaled down to the pod on node2.
 	c.Apply(t, clusterE2EScaled)
-	args := snapshotApply(func(s string) bool {
+	scaled := clusterSnapshot(t, kubectl, bin, c.UserKubeconfig, filepath.Join(dir, "scaled.yaml"), func(s string) bool {
 		return !strings.Contains(s, "10.244.0.11") && strings.Contains(s, "10.244.1.12")
 	})
-	expect(t, n.run("plan", args...), ExitOK, "No changes")
-	assertSpread(t, n, "web-12")
-
 	// c) web deleted.
 	c.Kubectl(t, "", "delete", "-n", "default", "service/web", "endpointslice/web-1")
-	snapshotApply(func(s string) bool {
+	deleted := clusterSnapshot(t, kubectl, bin, c.UserKubeconfig, filepath.Join(dir, "deleted.yaml"), func(s string) bool {
 		return !strings.Contains(s, "10.96.0.10") && !strings.Contains(s, "10.244.1.12")
 	})
-	_, err = n.lab.Client().DialTCP(t.Context(), webClusterIP, netlab.DefaultTimeout)
-	if err == nil || !(netlab.IsTimeout(err) || netlab.IsRefused(err)) {
-		t.Fatalf("%s after web was deleted: got %v, want a timeout or a refusal", webClusterIP, err)
-	}
-	if save := n.save(); strings.Contains(save, "KUBE-SVC-") {
-		t.Fatalf("a KUBE-SVC- chain remains after web was deleted:\n%s", save)
+
+	forEachMode(t, func(t *testing.T, m e2eMode) {
+		n := nodes[m.name()]
+		apply := func(file string) []string {
+			t.Helper()
+			args := append([]string{"-f", file, "--node-name=node1", "--cluster-cidr=10.244.0.0/16", "--family=ipv4"}, m.args()...)
+			expect(t, n.run("apply", args...), ExitOK, m.applied(n))
+			return args
+		}
+		apply(created)
+		assertSpread(t, n, "web-11", "web-12")
+		chain, _ := serviceChain(t, n, m, webClusterIP.Addr().String())
+
+		expect(t, n.run("plan", apply(scaled)...), ExitOK, "No changes")
+		assertSpread(t, n, "web-12")
+
+		apply(deleted)
+		_, err := n.lab.Client().DialTCP(t.Context(), webClusterIP, netlab.DefaultTimeout)
+		if err == nil || !(netlab.IsTimeout(err) || netlab.IsRefused(err)) {
+			t.Fatalf("%s after web was deleted: got %v, want a timeout or a refusal", webClusterIP, err)
+		}
+		assertServiceGone(t, n, m, chain, webClusterIP.Addr().String(), "10.244.0.11", "10.244.1.12")
+	})
+}
+
+// clusterSnapshot runs `kubectl svcproxy snapshot -o file` as the svcproxy
+// user (kubeconfig) until the snapshot satisfies synced: the plugin lists
+// from the API server's watch cache, which may lag behind kubectl's
+// writes. It returns file.
+func clusterSnapshot(t *testing.T, kubectl, bin, kubeconfig, file string, synced func(snap string) bool) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(t.Context(), cmdTimeout)
+		cmd := exec.CommandContext(ctx, kubectl, "svcproxy", "snapshot", "--node-name=node1", "-o", file)
+		// Plugin discovery: kubectl finds kubectl-svcproxy on PATH.
+		cmd.Env = append(os.Environ(),
+			"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"KUBECONFIG="+kubeconfig)
+		r := runCmd(cmd)
+		cancel()
+		if r.code != 0 {
+			t.Fatalf("snapshot:\n%s", r)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if synced(string(data)) {
+			return file
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot never reflected the cluster:\n%s", data)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -35,11 +34,18 @@ const (
 // changes is batched into few syncs, a rule deleted by hand comes back
 // within the sync period, an API server outage keeps the rules and the
 // loop recovers, a failing sync shows on /healthz, and the metrics carry
-// kube-proxy's names.
+// kube-proxy's names. It does so in each mode, one after the other, each
+// with an API server of its own: the phases build on the cluster state the
+// ones before left.
 func TestWatchE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}
+	forEachMode(t, testWatchMode)
+}
+
+// testWatchMode is TestWatchE2E in mode m.
+func testWatchMode(t *testing.T, m e2eMode) {
 	n := newE2ENode(t, "nft") // skips unless root with iptables-nft
 	c := testcluster.Start(t)
 	rbac, err := os.ReadFile(rbacManifest)
@@ -55,19 +61,19 @@ func TestWatchE2E(t *testing.T) {
 		}
 	}
 	bridge := c.NewBridge(t, n.lab.Node())
-	tool := startWatch(t, n, bridge.Kubeconfig(t, c.UserKubeconfig),
+	tool := startWatch(t, n, bridge.Kubeconfig(t, c.UserKubeconfig), append(m.args(),
 		"--node-name=node1", "--cluster-cidr=10.244.0.0/16", "--family=ipv4",
 		"--min-sync-period="+e2eMinSyncPeriod.String(), "--sync-period="+e2eSyncPeriod.String(),
-		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")
+		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")...)
 	tool.waitLog("caches synced")
 	waitUntil(t, tool, "the initial sync", 10*time.Second, func() bool { return tool.metric(`svcproxy_syncs_total{result="changed",trigger="initial"}`) == 1 })
 	assertSpread(t, n, "web-11", "web-12")
 
-	t.Run("BurstIsBatched", func(t *testing.T) { testWatchBurst(t, n, fastClient(t, c.AdminKubeconfig), tool) })
-	t.Run("DriftIsRepaired", func(t *testing.T) { testWatchDrift(t, n, tool, "10.96.1.1") })
-	t.Run("APIServerOutage", func(t *testing.T) { testWatchOutage(t, n, c.Admin, tool, bridge) })
+	t.Run("BurstIsBatched", func(t *testing.T) { testWatchBurst(t, n, m, fastClient(t, c.AdminKubeconfig), tool) })
+	t.Run("DriftIsRepaired", func(t *testing.T) { testWatchDrift(t, n, m, tool, "10.96.1.1") })
+	t.Run("APIServerOutage", func(t *testing.T) { testWatchOutage(t, n, m, c.Admin, tool, bridge) })
 	t.Run("FailingSyncFailsHealthz", func(t *testing.T) { testWatchFailingSync(t, n, c.Admin, tool) })
-	t.Run("Endpoints", func(t *testing.T) { testWatchEndpoints(t, tool) })
+	t.Run("Endpoints", func(t *testing.T) { testWatchEndpoints(t, m, tool) })
 	if code := tool.stop(); code != 0 || !strings.Contains(tool.output(), "stopped") {
 		t.Fatalf("SIGTERM: exit %d, want 0 and a clean stop:\n%s", code, tool.output())
 	}
@@ -95,7 +101,7 @@ func burstIP(i int) string { return fmt.Sprintf("10.96.1.%d", i+1) }
 // on web-11, as fast as the API server takes them, and counts the syncs
 // until all of them are in the kernel. A periodic sync may fall in the
 // window too; the bound holds for all syncs.
-func testWatchBurst(t *testing.T, n *e2eNode, admin kubernetes.Interface, tool *watchTool) {
+func testWatchBurst(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interface, tool *watchTool) {
 	// Start with the loop idle: the first event then syncs at once, and the
 	// rest of the burst has to wait for the next sync.
 	time.Sleep(e2eMinSyncPeriod)
@@ -119,7 +125,13 @@ func testWatchBurst(t *testing.T, n *e2eNode, admin kubernetes.Interface, tool *
 	}
 	burst := time.Since(start)
 	waitUntil(t, tool, "all Services in the kernel", 30*time.Second, func() bool {
-		return strings.Count(n.save("nat"), "-j KUBE-SVC-") >= burstSize+1 // and web
+		chains := m.serviceChains(m.list(n))
+		for i := range burstSize {
+			if chains[burstIP(i)] == "" {
+				return false
+			}
+		}
+		return true
 	})
 	applied := time.Since(start)
 	// Syncs still under way for the last events end within a min-sync-period.
@@ -166,15 +178,15 @@ func createService(ctx context.Context, client kubernetes.Interface, name, clust
 	return err
 }
 
-// testWatchDrift deletes the KUBE-SVC chain of the Service at clusterIP by
-// hand and waits for the periodic sync to bring it back.
-func testWatchDrift(t *testing.T, n *e2eNode, tool *watchTool, clusterIP string) {
+// testWatchDrift deletes the per-service chain of the Service at
+// clusterIP by hand and waits for the periodic sync to bring it back.
+func testWatchDrift(t *testing.T, n *e2eNode, m e2eMode, tool *watchTool, clusterIP string) {
 	before := tool.metric("svcproxy_drift_repaired_total")
-	chain := deleteServiceChain(t, n, clusterIP)
+	chain := m.deleteServiceChain(t, n, clusterIP)
 	deleted := time.Now()
 	dst := netip.MustParseAddrPort(clusterIP + ":80")
 	waitUntil(t, tool, "the chain to come back", e2eSyncPeriod+5*time.Second, func() bool {
-		return strings.Contains(n.save("nat"), ":"+chain+" ")
+		return m.hasChain(m.list(n), chain)
 	})
 	took := time.Since(deleted)
 	if got, err := n.lab.Client().DialTCP(t.Context(), dst, netlab.DefaultTimeout); err != nil || got != "web-11" {
@@ -187,38 +199,11 @@ func testWatchDrift(t *testing.T, n *e2eNode, tool *watchTool, clusterIP string)
 	}
 }
 
-// deleteServiceChain removes, in one iptables-restore, the KUBE-SVC chain
-// that KUBE-SERVICES sends clusterIP to, and every jump to it. It returns
-// the chain's name.
-func deleteServiceChain(t *testing.T, n *e2eNode, clusterIP string) string {
-	t.Helper()
-	save := n.save("nat")
-	m := regexp.MustCompile(`(?m)^-A KUBE-SERVICES -d ` + regexp.QuoteMeta(clusterIP) + `/32 .*-j (KUBE-SVC-[A-Z0-9]+)$`).FindStringSubmatch(save)
-	if m == nil {
-		t.Fatalf("no KUBE-SVC chain for %s in:\n%s", clusterIP, save)
-	}
-	chain := m[1]
-	script := "*nat\n"
-	for line := range strings.Lines(save) {
-		if strings.HasPrefix(line, "-A ") && strings.HasSuffix(strings.TrimSpace(line), "-j "+chain) {
-			script += "-D " + strings.TrimPrefix(line, "-A ")
-		}
-	}
-	script += "-F " + chain + "\n-X " + chain + "\nCOMMIT\n"
-	if _, err := n.lab.Node().RunInput(t.Context(), []byte(script), "iptables-"+n.backend+"-restore", "--noflush"); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(n.save("nat"), chain) {
-		t.Fatalf("%s still there after deleting it", chain)
-	}
-	return chain
-}
-
 // testWatchOutage cuts the bridge to the API server: the tool keeps its
 // rules, keeps repairing drift from its cache and stays healthy (no change
 // is pending that it could apply). A Service created during the outage is
 // applied once the bridge is back.
-func testWatchOutage(t *testing.T, n *e2eNode, admin kubernetes.Interface, tool *watchTool, bridge *testcluster.Bridge) {
+func testWatchOutage(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interface, tool *watchTool, bridge *testcluster.Bridge) {
 	errorsBefore := tool.metric("svcproxy_apiserver_request_errors_total")
 	bridge.Cut()
 	defer bridge.Restore(t) // on failure too, for the phases after this one
@@ -230,7 +215,7 @@ func testWatchOutage(t *testing.T, n *e2eNode, admin kubernetes.Interface, tool 
 		t.Fatal(err)
 	}
 	// The last applied state stands, and drift is still repaired.
-	testWatchDrift(t, n, tool, burstIP(1))
+	testWatchDrift(t, n, m, tool, burstIP(1))
 	assertSpread(t, n, "web-11", "web-12")
 	if code, body := tool.get("127.0.0.1:10256", "/healthz"); code != 200 {
 		t.Errorf("/healthz during the outage: %d %s, want 200: no change is pending", code, body)
@@ -294,7 +279,7 @@ func testWatchFailingSync(t *testing.T, n *e2eNode, admin kubernetes.Interface, 
 
 // testWatchEndpoints checks the names and values the endpoints serve,
 // after the phases before it.
-func testWatchEndpoints(t *testing.T, tool *watchTool) {
+func testWatchEndpoints(t *testing.T, mode e2eMode, tool *watchTool) {
 	// Left alone, the loop syncs every period and finds nothing to do.
 	waitUntil(t, tool, "an idle periodic sync", e2eSyncPeriod+3*time.Second, func() bool {
 		return tool.metric(`svcproxy_syncs_total{result="unchanged",trigger="periodic"}`) >= 1
@@ -333,8 +318,6 @@ func testWatchEndpoints(t *testing.T, tool *watchTool) {
 		{"kubeproxy_sync_proxy_rules_endpoint_changes_total", burstSize + 3},
 		{`kubeproxy_proxy_healthz_total{code="200"}`, 1},
 		{`kubeproxy_proxy_healthz_total{code="503"}`, 1},
-		// A KUBE-SVC and a KUBE-SEP chain per Service.
-		{`svcproxy_applied_changes_total{object="chains",op="added"}`, 2 * burstSize},
 		{`svcproxy_syncs_total{result="changed",trigger="initial"}`, 1},
 		{`svcproxy_syncs_total{result="changed",trigger="event"}`, 2},
 		{`svcproxy_syncs_total{result="changed",trigger="periodic"}`, 2},
@@ -347,8 +330,14 @@ func testWatchEndpoints(t *testing.T, tool *watchTool) {
 			t.Errorf("%s = %v, want ≥ %v", m.name, got, m.atLeast)
 		}
 	}
-	if code, mode := tool.get("127.0.0.1:10249", "/proxyMode"); code != 200 || mode != "iptables" {
-		t.Errorf("/proxyMode: %d %q", code, mode)
+	// What the burst's Services added to the kernel.
+	for name, each := range mode.perService() {
+		if got := parseMetric(body, name); got < each*burstSize {
+			t.Errorf("%s = %v, want ≥ %v: %v for each of the burst's %d Services", name, got, each*burstSize, each, burstSize)
+		}
+	}
+	if code, got := tool.get("127.0.0.1:10249", "/proxyMode"); code != 200 || got != mode.name() {
+		t.Errorf("/proxyMode: %d %q, want %q", code, got, mode.name())
 	}
 	for _, path := range []string{"/healthz", "/livez"} {
 		code, body := tool.get("127.0.0.1:10256", path)

@@ -15,19 +15,7 @@ import (
 func (cs *NFTablesChangeSet) Summary() Summary {
 	var s Summary
 	for _, c := range cs.Chains {
-		switch c.Verb {
-		case CreateChain:
-			s.ChainsAdded++
-			s.RulesAdded += len(c.Rules)
-		case ReplaceChain:
-			s.ChainsChanged++
-			added, removed := nftLineDiffCounts(c.Old, c.Rules)
-			s.RulesAdded += added
-			s.RulesRemoved += removed
-		case DeleteChain:
-			s.ChainsDeleted++
-			s.RulesRemoved += len(c.Old)
-		}
+		countChain(&s, c.Verb, c.Old, c.Rules)
 	}
 	for _, c := range cs.Sets {
 		s.ElementsAdded += len(c.Added)
@@ -177,37 +165,10 @@ func writeNFTRules(b *strings.Builder, mark string, rules []nft.Rule) {
 	}
 }
 
-// nftLineDiff diffs two rule lists line by line.
-func nftLineDiff(old, new []nft.Rule) []diffmatchpatch.Diff {
-	join := func(rules []nft.Rule) string {
-		var b strings.Builder
-		for _, r := range rules {
-			b.WriteString(string(r) + "\n")
-		}
-		return b.String()
-	}
-	dmp := diffmatchpatch.New()
-	a, bb, lines := dmp.DiffLinesToChars(join(old), join(new))
-	return dmp.DiffCharsToLines(dmp.DiffMain(a, bb, false), lines)
-}
-
-func nftLineDiffCounts(old, new []nft.Rule) (added, removed int) {
-	for _, d := range nftLineDiff(old, new) {
-		n := strings.Count(d.Text, "\n")
-		switch d.Type {
-		case diffmatchpatch.DiffInsert:
-			added += n
-		case diffmatchpatch.DiffDelete:
-			removed += n
-		}
-	}
-	return added, removed
-}
-
 // writeNFTLineDiff writes a changed chain's rules as a unified diff with
 // contextLines of unchanged rules around each change.
 func writeNFTLineDiff(b *strings.Builder, old, new []nft.Rule) {
-	diffs := nftLineDiff(old, new)
+	diffs := lineDiff(old, new)
 	for i, d := range diffs {
 		lines := strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n")
 		mark := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]

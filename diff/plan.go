@@ -76,22 +76,31 @@ func (s Summary) String() string {
 	return out
 }
 
+// countChain counts one created, replaced or deleted chain; R is
+// iptables' or nftables' rule text.
+func countChain[R ~string](s *Summary, verb Verb, old, rules []R) {
+	switch verb {
+	case CreateChain:
+		s.ChainsAdded++
+		s.RulesAdded += len(rules)
+	case ReplaceChain:
+		s.ChainsChanged++
+		added, removed := lineDiffCounts(old, rules)
+		s.RulesAdded += added
+		s.RulesRemoved += removed
+	case DeleteChain:
+		s.ChainsDeleted++
+		s.RulesRemoved += len(old)
+	}
+}
+
 // Summary counts chains and rules added and removed.
 func (cs *IPTablesChangeSet) Summary() Summary {
 	var s Summary
 	for _, c := range cs.Changes {
 		switch c.Verb {
-		case CreateChain:
-			s.ChainsAdded++
-			s.RulesAdded += len(c.Rules)
-		case ReplaceChain:
-			s.ChainsChanged++
-			added, removed := lineDiffCounts(c.Old, c.Rules)
-			s.RulesAdded += added
-			s.RulesRemoved += removed
-		case DeleteChain:
-			s.ChainsDeleted++
-			s.RulesRemoved += len(c.Old)
+		case CreateChain, ReplaceChain, DeleteChain:
+			countChain(&s, c.Verb, c.Old, c.Rules)
 		case InsertJump:
 			s.RulesAdded++
 		case DeleteJump:
@@ -147,13 +156,15 @@ func writeRules(b *strings.Builder, mark, chain string, rules []ipt.Rule) {
 }
 
 // lineDiff diffs two rule lists line by line.
-func lineDiff(old, new []ipt.Rule) []diffmatchpatch.Diff {
+// lineDiff diffs two rule lists line by line; R is iptables' or nftables'
+// rule text.
+func lineDiff[R ~string](old, new []R) []diffmatchpatch.Diff {
 	dmp := diffmatchpatch.New()
 	a, bb, lines := dmp.DiffLinesToChars(joinRules(old), joinRules(new))
 	return dmp.DiffCharsToLines(dmp.DiffMain(a, bb, false), lines)
 }
 
-func joinRules(rules []ipt.Rule) string {
+func joinRules[R ~string](rules []R) string {
 	var b strings.Builder
 	for _, r := range rules {
 		b.WriteString(string(r) + "\n")
@@ -161,7 +172,7 @@ func joinRules(rules []ipt.Rule) string {
 	return b.String()
 }
 
-func lineDiffCounts(old, new []ipt.Rule) (added, removed int) {
+func lineDiffCounts[R ~string](old, new []R) (added, removed int) {
 	for _, d := range lineDiff(old, new) {
 		n := strings.Count(d.Text, "\n")
 		switch d.Type {

@@ -89,3 +89,12 @@ step "6. kubectl svcproxy reset: everything the tool owns goes (kubelet's KUBE-F
 show 5 svcp reset "${kopts[@]}"
 echo "chains left in the namespace:"
 kernel iptables-save | grep '^:' | grep -v -E '^:(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) ' || true
+
+step "7. the same cluster in nftables mode, through netlink: apply, an element deleted by hand, repair, reset"
+show 3 svcp apply --mode=nftables -f "$state/cluster.yaml" "${kopts[@]}"
+kernel nft delete element ip kube-proxy service-ips '{ 10.96.0.10 . tcp . 80 }'
+show 16 svcp plan --mode=nftables -f "$state/cluster.yaml"
+show 3 svcp apply --mode=nftables -f "$state/cluster.yaml" "${kopts[@]}"
+show 3 svcp reset --mode=nftables "${kopts[@]}"
+echo "tables left in the namespace:"
+kernel nft list tables

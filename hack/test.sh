@@ -13,8 +13,11 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
-# kube-apiserver and etcd for the API server tests: minutes the first time,
-# then cached (internal/testcluster, hack/testcluster/build.sh).
+# kube-apiserver, etcd and kube-proxy for the API server and conformance
+# tests: minutes the first time, then cached (internal/testcluster,
+# hack/testcluster/build.sh).
 hack/testcluster/build.sh >/dev/null
+# The conformance suite runs the binary just built rather than building its own.
+export SVCPROXY_CONFORMANCE_BINARY="$PWD/bin/kubectl-svcproxy"
 go test -count=1 -timeout 30m ./...
 go test -count=1 -run '^$' -bench . -benchtime 1x ./... >/dev/null

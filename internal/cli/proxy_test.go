@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -13,16 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
@@ -30,7 +24,7 @@ import (
 )
 
 func TestProxyFlags(t *testing.T) {
-	root := proxyRoot(genericiooptions.NewTestIOStreamsDiscard())
+	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 	cmd, _, err := root.Find([]string{"proxy"})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +47,7 @@ func TestProxyFlags(t *testing.T) {
 		"proxy --sync-period=0 --example":       "--sync-period 0s: must be greater than 0",
 		"proxy --min-sync-period=1m --example":  "--min-sync-period 1m0s: must be between 0 and --sync-period (30s)",
 	} {
-		root := proxyRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &stderr})
+		root := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &stderr})
 		root.SetArgs(strings.Fields(args))
 		if err := root.Execute(); err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %q", args, err, want)
@@ -61,201 +55,12 @@ func TestProxyFlags(t *testing.T) {
 	}
 }
 
-// proxyHelperEnv makes the test binary the tool's `proxy` command
-// (TestProxyHelperProcess), for the end-to-end test to run in a lab's node.
-const proxyHelperEnv = "SVCPROXY_PROXY_HELPER"
-
-// TestProxyHelperProcess is not a test: with proxyHelperEnv set, it runs
-// the command line after "--" with a root that has the proxy command, and
-// exits. It stands in for the real binary until root.go registers
-// newProxyCommand (see proxyCommandWired).
-func TestProxyHelperProcess(t *testing.T) {
-	if os.Getenv(proxyHelperEnv) == "" {
-		t.Skip("the tool's process of TestE2EProxy, not a test")
-	}
-	root := proxyRoot(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
-	root.SetArgs(flag.Args())
-	err := root.Execute()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-	}
-	os.Exit(ExitCode(err))
-}
-
-// newProxyHelperRoot is NewRootCommand with only the proxy command.
-func newProxyHelperRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	c := &common{streams: streams, configFlags: genericclioptions.NewConfigFlags(true), proxy: NewProxyFlags()}
-	root := &cobra.Command{
-		Use:           "kubectl-svcproxy",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return c.proxy.applyConfigFile(cmd.Flags())
-		},
-	}
-	c.configFlags.AddFlags(root.PersistentFlags())
-	c.proxy.AddFlags(root.PersistentFlags())
-	root.AddCommand(newProxyCommand(c))
-	root.SetOut(streams.Out)
-	root.SetErr(streams.ErrOut)
-	return root
-}
-
-// proxyCommandWired reports whether the real binary has the proxy command.
-func proxyCommandWired() bool {
-	cmd, _, err := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard()).Find([]string{"proxy"})
-	return err == nil && cmd.Name() == "proxy"
-}
-
-// proxyRoot is the real root command once it has the proxy command, the
-// stand-in until then.
-func proxyRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	if proxyCommandWired() {
-		return NewRootCommand(streams)
-	}
-	return newProxyHelperRoot(streams)
-}
-
-// proxyProc is `proxy` running in a lab's node namespace.
-type proxyProc struct {
-	t    *testing.T
-	n    *e2eNode
-	cmd  *exec.Cmd
-	done chan struct{}
-	code int
-
-	mu  sync.Mutex
-	out bytes.Buffer // stdout and stderr
-}
-
-func (p *proxyProc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *proxyProc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// startProxy starts `proxy` with the e2e node's backend, lock and state
-// directory and args; the test's end stops it.
-func startProxy(t *testing.T, n *e2eNode, args ...string) *proxyProc {
+// startProxy starts `proxy` in the node namespace with the e2e node's
+// backend, lock and state directory and args; the test's end stops it.
+func startProxy(t *testing.T, n *e2eNode, args ...string) *bgProc {
 	t.Helper()
-	argv := []string{"netns", "exec", n.lab.Node().Name()}
-	env := append(os.Environ(), "KUBECONFIG="+filepath.Join(n.dir, "no-kubeconfig"))
-	if proxyCommandWired() {
-		argv = append(argv, n.bin)
-	} else {
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		argv = append(argv, self, "-test.run=^TestProxyHelperProcess$", "--")
-		env = append(env, proxyHelperEnv+"=1")
-	}
-	args = append([]string{"--lock-file=" + n.lockFile()}, args...)
-	p := &proxyProc{t: t, n: n, done: make(chan struct{})}
-	p.cmd = exec.Command("ip", append(argv, n.args("proxy", args)...)...)
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.cmd.Wait()
-		p.code = p.cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("proxy output:\n%s", p.output())
-		}
-	})
-	return p
-}
-
-// stop sends SIGTERM to the process (ip netns exec execs it), waits up to
-// 10 s, then kills it; it returns the exit code.
-func (p *proxyProc) stop() int {
-	select {
-	case <-p.done:
-		return p.code
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		p.t.Errorf("proxy did not stop within 10 s of SIGTERM")
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-	return p.code
-}
-
-// waitFor polls cond every 50 ms for up to timeout; the process must
-// stay up meanwhile.
-func (p *proxyProc) waitFor(what string, timeout time.Duration, cond func() bool) {
-	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		select {
-		case <-p.done:
-			p.t.Fatalf("proxy exited (code %d) while waiting for %s", p.code, what)
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// get fetches http://addr+path from inside the node namespace.
-func (p *proxyProc) get(addr, path string) (int, string) {
-	node := p.n.lab.Node()
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-			var conn net.Conn
-			err := node.Do(func() error {
-				var err error
-				conn, err = (&net.Dialer{}).DialContext(ctx, network, a)
-				return err
-			})
-			return conn, err
-		},
-	}}
-	resp, err := client.Get("http://" + addr + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
-}
-
-// metric is the value of the first /metrics series of name whose labels
-// include all of labels (`a="x",b="y"`), or -1.
-func (p *proxyProc) metric(name, labels string) float64 {
-	_, body := p.get("127.0.0.1:10249", "/metrics")
-	for line := range strings.Lines(body) {
-		series, value, _ := strings.Cut(strings.TrimSpace(line), " ")
-		base, have, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
-		missing := func(l string) bool { return !slices.Contains(strings.Split(have, ","), l) }
-		if base != name || slices.ContainsFunc(strings.Split(labels, ","), missing) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			return v
-		}
-	}
-	return -1
+	// e2eNode.args adds --lock-file for apply and reset only.
+	return n.startBackground(t, "proxy", nil, "proxy", append([]string{"--lock-file=" + n.lockFile()}, args...)...)
 }
 
 // holdConn opens a TCP connection from ns to dst and reads the first line
@@ -393,7 +198,7 @@ func TestE2EProxy(t *testing.T) {
 	p := startProxy(t, n, "-f", snap, "--node-name=node1", "--family=ipv4", "--cluster-cidr=10.244.0.0/16",
 		"--reload-interval=100ms", "--min-sync-period=0", "--cleanup-on-exit", "-v=2",
 		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")
-	p.waitFor("/healthz to answer 200", 30*time.Second, func() bool {
+	p.waitFor(t, "/healthz to answer 200", 30*time.Second, func() bool {
 		code, _ := p.get("127.0.0.1:10256", "/healthz")
 		return code == http.StatusOK
 	})
@@ -417,26 +222,14 @@ func TestE2EProxy(t *testing.T) {
 }
 
 // newProxyNode is newE2ENode with the nft backend where it is installed,
-// legacy otherwise; it builds the real binary only once root.go registers
-// the proxy command (until then the test binary stands in).
+// legacy otherwise.
 func newProxyNode(t *testing.T) *e2eNode {
 	t.Helper()
 	backend := "nft"
 	if _, err := exec.LookPath("iptables-nft-restore"); err != nil {
 		backend = "legacy"
 	}
-	if proxyCommandWired() {
-		return newE2ENode(t, backend)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("e2e: needs root to create network namespaces and run iptables in them (CI runs it as root)")
-	}
-	for _, tool := range []string{"ip", "iptables-" + backend, "iptables-" + backend + "-save", "iptables-" + backend + "-restore"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("e2e: %s not installed (hack/install-deps.sh installs it)", tool)
-		}
-	}
-	return &e2eNode{t: t, backend: backend, dir: t.TempDir(), lab: netlab.New(t)}
+	return newE2ENode(t, backend)
 }
 
 // TestE2EProxyAPI runs `proxy` against a real kube-apiserver, as the
@@ -465,7 +258,7 @@ func TestE2EProxyAPI(t *testing.T) {
 	p := startProxy(t, n, "--kubeconfig="+c.BridgeInto(t, n.lab.Node()), "--node-name=node1", "--family=ipv4",
 		"--cluster-cidr=10.244.0.0/16", "--min-sync-period=0",
 		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")
-	p.waitFor("/healthz to answer 200", 30*time.Second, func() bool {
+	p.waitFor(t, "/healthz to answer 200", 30*time.Second, func() bool {
 		code, _ := p.get("127.0.0.1:10256", "/healthz")
 		return code == http.StatusOK
 	})
@@ -475,13 +268,13 @@ func TestE2EProxyAPI(t *testing.T) {
 	}
 
 	c.Apply(t, proxyAdded)
-	p.waitFor("the added Service to answer", 15*time.Second, func() bool {
+	p.waitFor(t, "the added Service to answer", 15*time.Second, func() bool {
 		_, err := client.DialTCP(t.Context(), netip.MustParseAddrPort("10.96.0.80:80"), 500*time.Millisecond)
 		return err == nil
 	})
 	c.Apply(t, proxyService("web", "type: NodePort\n  clusterIP: 10.96.0.10\n  externalIPs: [192.0.2.40]", "TCP", 80, 8080, 30080,
 		"10.244.0.11", "10.244.0.12"))
-	p.waitFor("web-c to leave web's rotation", 15*time.Second, func() bool {
+	p.waitFor(t, "web-c to leave web's rotation", 15*time.Second, func() bool {
 		got, err := client.Spread(t.Context(), netlab.TCP, netip.MustParseAddrPort("10.96.0.10:80"), 6)
 		return err == nil && got["web-c"] == 0 && got["web-a"] == 3 && got["web-b"] == 3
 	})
@@ -552,7 +345,7 @@ func proxyTraffic(t *testing.T, n *e2eNode) {
 // proxyReload swaps the snapshot while clients keep connecting to web
 // (TCP) and dns (UDP): added must start answering, gone's open connection
 // must be closed, and not one connection to web or dns may fail.
-func proxyReload(t *testing.T, n *e2eNode, p *proxyProc, snap string) {
+func proxyReload(t *testing.T, n *e2eNode, p *bgProc, snap string) {
 	client := n.lab.Client()
 	held := holdConn(t, client, netip.MustParseAddrPort("10.96.0.70:9000"))
 
@@ -582,7 +375,7 @@ func proxyReload(t *testing.T, n *e2eNode, p *proxyProc, snap string) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	writeSnapshot(t, snap, proxyAfter)
-	p.waitFor("the added Service to answer", 15*time.Second, func() bool {
+	p.waitFor(t, "the added Service to answer", 15*time.Second, func() bool {
 		_, err := client.DialTCP(t.Context(), netip.MustParseAddrPort("10.96.0.80:80"), 500*time.Millisecond)
 		return err == nil
 	})
@@ -605,13 +398,11 @@ func proxyReload(t *testing.T, n *e2eNode, p *proxyProc, snap string) {
 
 // proxyBadReload writes a snapshot that does not parse: the proxy logs the
 // error, counts a failed sync and keeps serving the last good state.
-func proxyBadReload(t *testing.T, n *e2eNode, p *proxyProc, snap string) {
-	before := p.metric("svcproxy_userspace_syncs_total", `result="error"`)
+func proxyBadReload(t *testing.T, n *e2eNode, p *bgProc, snap string) {
+	before := p.metric(`svcproxy_userspace_syncs_total{result="error"}`)
 	writeSnapshot(t, snap, proxyAfter+"---\napiVersion: v1\nkind: Service\nmetadata: {name: broken, namespace: default}\nspec:\n  ports:\n  - port: eighty\n")
-	p.waitFor(`the log line "reload failed"`, 10*time.Second, func() bool {
-		return strings.Contains(p.output(), "reload failed; keeping the last good state")
-	})
-	if after := p.metric("svcproxy_userspace_syncs_total", `result="error"`); after <= before {
+	p.waitLog(t, "reload failed; keeping the last good state", 10*time.Second)
+	if after := p.metric(`svcproxy_userspace_syncs_total{result="error"}`); after <= before {
 		t.Errorf(`syncs_total{result="error"} went from %v to %v; want it counted`, before, after)
 	}
 	var line string
@@ -629,7 +420,7 @@ func proxyBadReload(t *testing.T, n *e2eNode, p *proxyProc, snap string) {
 	writeSnapshot(t, snap, proxyAfter)
 }
 
-func proxyMetrics(t *testing.T, p *proxyProc) {
+func proxyMetrics(t *testing.T, p *bgProc) {
 	web := `service_port="default/web:p",protocol="tcp",family="IPv4"`
 	for _, m := range []struct {
 		name, labels string
@@ -640,14 +431,14 @@ func proxyMetrics(t *testing.T, p *proxyProc) {
 		{"svcproxy_userspace_errors_total", `service_port="default/flaky:p",reason="dial"`},
 		{"svcproxy_userspace_syncs_total", `result="success"`},
 	} {
-		if v := p.metric(m.name, m.labels); v <= 0 {
+		if v := p.metric(m.name + "{" + m.labels + "}"); v <= 0 {
 			t.Errorf("%s{%s} = %v, want > 0", m.name, m.labels, v)
 		}
 	}
-	if v := p.metric("svcproxy_userspace_endpoints", web); v != 3 {
+	if v := p.metric("svcproxy_userspace_endpoints{" + web + "}"); v != 3 {
 		t.Errorf("endpoints of web = %v, want 3", v)
 	}
-	if v := p.metric("svcproxy_userspace_listening", `service_port="default/empty:p"`); v != 0 {
+	if v := p.metric(`svcproxy_userspace_listening{service_port="default/empty:p"}`); v != 0 {
 		t.Errorf("listening of the Service without endpoints = %v, want 0", v)
 	}
 	if code, body := p.get("127.0.0.1:10249", "/proxyMode"); code != http.StatusOK || body != "userspace" {

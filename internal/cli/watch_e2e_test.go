@@ -65,8 +65,8 @@ func testWatchMode(t *testing.T, m e2eMode) {
 		"--node-name=node1", "--cluster-cidr=10.244.0.0/16", "--family=ipv4",
 		"--min-sync-period="+e2eMinSyncPeriod.String(), "--sync-period="+e2eSyncPeriod.String(),
 		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")...)
-	tool.waitLog("caches synced")
-	waitUntil(t, tool, "the initial sync", 10*time.Second, func() bool { return tool.metric(`svcproxy_syncs_total{result="changed",trigger="initial"}`) == 1 })
+	tool.waitLog(t, "caches synced", 30*time.Second)
+	tool.waitFor(t, "the initial sync", 10*time.Second, func() bool { return tool.metric(`svcproxy_syncs_total{result="changed",trigger="initial"}`) == 1 })
 	assertSpread(t, n, "web-11", "web-12")
 
 	t.Run("BurstIsBatched", func(t *testing.T) { testWatchBurst(t, n, m, fastClient(t, c.AdminKubeconfig), tool) })
@@ -101,7 +101,7 @@ func burstIP(i int) string { return fmt.Sprintf("10.96.1.%d", i+1) }
 // on web-11, as fast as the API server takes them, and counts the syncs
 // until all of them are in the kernel. A periodic sync may fall in the
 // window too; the bound holds for all syncs.
-func testWatchBurst(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interface, tool *watchTool) {
+func testWatchBurst(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interface, tool *bgProc) {
 	// Start with the loop idle: the first event then syncs at once, and the
 	// rest of the burst has to wait for the next sync.
 	time.Sleep(e2eMinSyncPeriod)
@@ -124,7 +124,7 @@ func testWatchBurst(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interf
 		t.Fatal(err)
 	}
 	burst := time.Since(start)
-	waitUntil(t, tool, "all Services in the kernel", 30*time.Second, func() bool {
+	tool.waitFor(t, "all Services in the kernel", 30*time.Second, func() bool {
 		chains := m.serviceChains(m.list(n))
 		for i := range burstSize {
 			if chains[burstIP(i)] == "" {
@@ -180,19 +180,19 @@ func createService(ctx context.Context, client kubernetes.Interface, name, clust
 
 // testWatchDrift deletes the per-service chain of the Service at
 // clusterIP by hand and waits for the periodic sync to bring it back.
-func testWatchDrift(t *testing.T, n *e2eNode, m e2eMode, tool *watchTool, clusterIP string) {
+func testWatchDrift(t *testing.T, n *e2eNode, m e2eMode, tool *bgProc, clusterIP string) {
 	before := tool.metric("svcproxy_drift_repaired_total")
 	chain := m.deleteServiceChain(t, n, clusterIP)
 	deleted := time.Now()
 	dst := netip.MustParseAddrPort(clusterIP + ":80")
-	waitUntil(t, tool, "the chain to come back", e2eSyncPeriod+5*time.Second, func() bool {
+	tool.waitFor(t, "the chain to come back", e2eSyncPeriod+5*time.Second, func() bool {
 		return m.hasChain(m.list(n), chain)
 	})
 	took := time.Since(deleted)
 	if got, err := n.lab.Client().DialTCP(t.Context(), dst, netlab.DefaultTimeout); err != nil || got != "web-11" {
 		t.Errorf("%s after the repair: %q, %v; want web-11", dst, got, err)
 	}
-	waitUntil(t, tool, "the drift metric", 2*time.Second, func() bool { return tool.metric("svcproxy_drift_repaired_total") == before+1 })
+	tool.waitFor(t, "the drift metric", 2*time.Second, func() bool { return tool.metric("svcproxy_drift_repaired_total") == before+1 })
 	t.Logf("%s deleted by hand, repaired after %v (sync period %v)", chain, took.Round(time.Millisecond), e2eSyncPeriod)
 	if took > e2eSyncPeriod+2*time.Second {
 		t.Errorf("repaired after %v, want within the sync period %v (and the sync's own time)", took, e2eSyncPeriod)
@@ -203,12 +203,12 @@ func testWatchDrift(t *testing.T, n *e2eNode, m e2eMode, tool *watchTool, cluste
 // rules, keeps repairing drift from its cache and stays healthy (no change
 // is pending that it could apply). A Service created during the outage is
 // applied once the bridge is back.
-func testWatchOutage(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interface, tool *watchTool, bridge *testcluster.Bridge) {
+func testWatchOutage(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interface, tool *bgProc, bridge *testcluster.Bridge) {
 	errorsBefore := tool.metric("svcproxy_apiserver_request_errors_total")
 	bridge.Cut()
 	defer bridge.Restore(t) // on failure too, for the phases after this one
 	cut := time.Now()
-	waitUntil(t, tool, "the tool to notice", 10*time.Second, func() bool {
+	tool.waitFor(t, "the tool to notice", 10*time.Second, func() bool {
 		return tool.metric("svcproxy_apiserver_request_errors_total") > errorsBefore
 	})
 	if err := createService(t.Context(), admin, "during-outage", "10.96.2.1", "10.244.1.12"); err != nil {
@@ -224,7 +224,7 @@ func testWatchOutage(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Inter
 	bridge.Restore(t)
 	restored := time.Now()
 	dst := netip.MustParseAddrPort("10.96.2.1:80")
-	waitUntil(t, tool, "the Service created during the outage", 40*time.Second, func() bool {
+	tool.waitFor(t, "the Service created during the outage", 40*time.Second, func() bool {
 		got, err := n.lab.Client().DialTCP(t.Context(), dst, 500*time.Millisecond)
 		return err == nil && got == "web-12"
 	})
@@ -241,7 +241,7 @@ func testWatchOutage(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Inter
 // would, so that syncs fail: /healthz turns 503 once a change has waited
 // twice the sync period, and 200 again once the lock is free and the
 // retry applied it.
-func testWatchFailingSync(t *testing.T, n *e2eNode, admin kubernetes.Interface, tool *watchTool) {
+func testWatchFailingSync(t *testing.T, n *e2eNode, admin kubernetes.Interface, tool *bgProc) {
 	l, err := lock.Acquire(n.lockFile(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func testWatchFailingSync(t *testing.T, n *e2eNode, admin kubernetes.Interface, 
 		t.Fatal(err)
 	}
 	queued := time.Now()
-	waitUntil(t, tool, "/healthz to fail", 2*e2eSyncPeriod+5*time.Second, func() bool {
+	tool.waitFor(t, "/healthz to fail", 2*e2eSyncPeriod+5*time.Second, func() bool {
 		code, _ := tool.get("127.0.0.1:10256", "/healthz")
 		return code == 503
 	})
@@ -265,7 +265,7 @@ func testWatchFailingSync(t *testing.T, n *e2eNode, admin kubernetes.Interface, 
 	}
 	l.Release()
 	released := time.Now()
-	waitUntil(t, tool, "/healthz to recover", e2eSyncPeriod+5*time.Second, func() bool {
+	tool.waitFor(t, "/healthz to recover", e2eSyncPeriod+5*time.Second, func() bool {
 		code, _ := tool.get("127.0.0.1:10256", "/healthz")
 		return code == 200
 	})
@@ -279,9 +279,9 @@ func testWatchFailingSync(t *testing.T, n *e2eNode, admin kubernetes.Interface, 
 
 // testWatchEndpoints checks the names and values the endpoints serve,
 // after the phases before it.
-func testWatchEndpoints(t *testing.T, mode e2eMode, tool *watchTool) {
+func testWatchEndpoints(t *testing.T, mode e2eMode, tool *bgProc) {
 	// Left alone, the loop syncs every period and finds nothing to do.
-	waitUntil(t, tool, "an idle periodic sync", e2eSyncPeriod+3*time.Second, func() bool {
+	tool.waitFor(t, "an idle periodic sync", e2eSyncPeriod+3*time.Second, func() bool {
 		return tool.metric(`svcproxy_syncs_total{result="unchanged",trigger="periodic"}`) >= 1
 	})
 	code, body := tool.get("127.0.0.1:10249", "/metrics")

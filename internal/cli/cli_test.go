@@ -225,6 +225,14 @@ nftables:
 	if got := apply.Flags().Lookup("min-sync-period").Value.String(); got != "3s" {
 		t.Errorf("--min-sync-period on the command line should win over the file: got %s", got)
 	}
+	// kube-proxy's config files carry metricsBindAddress; a one-shot
+	// apply with one must not ask for --watch.
+	os.WriteFile(cfg, []byte("kind: KubeProxyConfiguration\nmode: nftables\nmetricsBindAddress: 127.0.0.1:10249\nnftables:\n  syncPeriod: 20s\n"), 0o644)
+	// (A bad --ipvs-exclude-cidrs stops the run after flag validation and
+	// before anything reads or writes this test machine's kernel.)
+	if _, stderr, code := run(t, "", "apply", "--example", "--config", cfg, "--mode=ipvs", "--ipvs-exclude-cidrs=not-a-cidr"); strings.Contains(stderr, "needs --watch") || !strings.Contains(stderr, "--ipvs-exclude-cidrs") {
+		t.Errorf("apply --config with metricsBindAddress: exit %d, %s", code, stderr)
+	}
 
 	os.WriteFile(cfg, []byte("kind: KubeletConfiguration\n"), 0o644)
 	if _, stderr, code := run(t, "", "render", "--example", "--config", cfg); code != ExitError || !strings.Contains(stderr, "KubeProxyConfiguration") {

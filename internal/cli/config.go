@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,9 +153,21 @@ func (f *ProxyFlags) applyConfigFile(fs *pflag.FlagSet) error {
 		if value == "" || fs.Changed(name) || fs.Lookup(name) == nil {
 			continue
 		}
-		if err := fs.Set(name, value); err != nil {
+		if err := setFromConfig(fs, name, value); err != nil {
 			return fmt.Errorf("--config %s: %s: %w", f.ConfigFile, name, err)
 		}
 	}
 	return nil
+}
+
+// setFromConfig sets a flag to a value from the config file. The
+// watch-only settings (sync periods, metrics and healthz addresses) are set
+// without marking the flag as given on the command line: kube-proxy's
+// config files carry them, and a one-shot apply with such a file must not
+// fail for want of --watch.
+func setFromConfig(fs *pflag.FlagSet, name, value string) error {
+	if slices.Contains(watchOnlyFlags, name) {
+		return fs.Lookup(name).Value.Set(value)
+	}
+	return fs.Set(name, value)
 }

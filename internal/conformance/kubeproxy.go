@@ -270,11 +270,16 @@ func (kp *KubeProxy) WaitSynced(ctx context.Context, timeout, interval time.Dura
 // ErrTimeout is returned when kube-proxy does not sync in time.
 var ErrTimeout = errors.New("kube-proxy timed out")
 
-// WaitStable dumps with dump every second until two successive dumps are
-// equal and ready accepts them, and returns that dump.
+// WaitStable dumps with dump every second until three successive dumps
+// (two seconds) are equal and ready accepts them, and returns that dump.
+// Two seconds, because kube-proxy learns some inputs after its first sync
+// (the Node's topology labels come from a separate informer) and then
+// resyncs no sooner than its one-second minimum sync period; two equal
+// dumps one second apart were seen to miss that resync.
 func (kp *KubeProxy) WaitStable(ctx context.Context, timeout time.Duration, dump func() ([]byte, error), ready func([]byte) bool) ([]byte, error) {
 	deadline := time.Now().Add(timeout)
 	var prev []byte
+	same := 0
 	for {
 		if err := kp.running(); err != nil {
 			return nil, err
@@ -284,6 +289,11 @@ func (kp *KubeProxy) WaitStable(ctx context.Context, timeout time.Duration, dump
 			return nil, err
 		}
 		if prev != nil && bytes.Equal(prev, cur) && ready(cur) {
+			same++
+		} else {
+			same = 0
+		}
+		if same >= 2 {
 			return cur, nil
 		}
 		if time.Now().After(deadline) {

@@ -45,6 +45,20 @@ type parser struct {
 	text   string
 	lineNo int
 	raw    string
+	// names holds the current table's set and chain names ("set NAME",
+	// "chain NAME"), so that duplicates are found without a linear search
+	// per object.
+	names map[string]bool
+}
+
+// claim records a name of the current table; false if it was taken.
+func (p *parser) claim(kind, name string) bool {
+	key := kind + " " + name
+	if p.names[key] {
+		return false
+	}
+	p.names[key] = true
+	return true
 }
 
 func (p *parser) next() (string, bool) {
@@ -86,6 +100,7 @@ func (p *parser) table(line string) (*Ruleset, error) {
 		return nil, p.errorf("bad table family or name")
 	}
 	rs := &Ruleset{Family: Family(family), Table: name}
+	p.names = map[string]bool{}
 	for {
 		line, ok := p.next()
 		if !ok {
@@ -146,7 +161,7 @@ func (p *parser) comment(line string) (string, error) {
 }
 
 func (p *parser) chain(rs *Ruleset, name string) error {
-	if !validName(name) || rs.Chain(name) != nil {
+	if !validName(name) || !p.claim("chain", name) {
 		return p.errorf("bad or duplicate chain name")
 	}
 	c := &Chain{Name: name}
@@ -203,7 +218,7 @@ func parseBaseChain(line string) (*BaseChain, error) {
 }
 
 func (p *parser) set(rs *Ruleset, name string, isMap bool) error {
-	if !validName(name) || rs.Set(name) != nil {
+	if !validName(name) || !p.claim("set", name) {
 		return p.errorf("bad or duplicate set name")
 	}
 	s := &Set{Name: name}
@@ -285,12 +300,17 @@ func (p *parser) elements(s *Set, line string) error {
 	}
 	var b strings.Builder
 	b.WriteString(text)
-	for !closedBraces(b.String()) {
+	// Each line is scanned once, carrying the quote state across lines:
+	// rescanning the whole text per line made a 10k-Service listing take
+	// seconds.
+	var scan braceScanner
+	for closed := scan.feed(text); !closed; {
 		more, ok := p.next()
 		if !ok {
 			return p.errorf("elements not closed")
 		}
 		b.WriteString(" " + more)
+		closed = scan.feed(" " + more)
 	}
 	body, _ := strings.CutSuffix(strings.TrimSpace(b.String()), "}")
 	parts, err := splitElements(body)
@@ -307,15 +327,20 @@ func (p *parser) elements(s *Set, line string) error {
 	return nil
 }
 
-// closedBraces reports whether text holds a "}" outside double quotes.
-func closedBraces(text string) bool {
-	inQuote := false
+// braceScanner finds the first "}" outside double quotes in text fed to
+// it piece by piece.
+type braceScanner struct {
+	inQuote bool
+}
+
+// feed scans the next piece and reports whether it holds that "}".
+func (s *braceScanner) feed(text string) bool {
 	for i := 0; i < len(text); i++ {
 		switch text[i] {
 		case '"':
-			inQuote = !inQuote
+			s.inQuote = !s.inQuote
 		case '}':
-			if !inQuote {
+			if !s.inQuote {
 				return true
 			}
 		}

@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
-
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -143,7 +141,7 @@ func writeNFTChainChange(b *strings.Builder, c NFTablesChainChange) {
 		} else {
 			fmt.Fprintf(b, "@@ chain %s: changed @@\n", c.Name)
 		}
-		writeNFTLineDiff(b, c.Old, c.Rules)
+		writeLineDiff(b, c.Old, c.Rules, "\t\t", "\t\t")
 	}
 }
 
@@ -162,26 +160,5 @@ func writeChainDeclaration(b *strings.Builder, mark, name string, base *nft.Base
 func writeNFTRules(b *strings.Builder, mark string, rules []nft.Rule) {
 	for _, r := range rules {
 		b.WriteString(mark + "\t\t" + string(r) + "\n")
-	}
-}
-
-// writeNFTLineDiff writes a changed chain's rules as a unified diff with
-// contextLines of unchanged rules around each change.
-func writeNFTLineDiff(b *strings.Builder, old, new []nft.Rule) {
-	diffs := lineDiff(old, new)
-	for i, d := range diffs {
-		lines := strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n")
-		mark := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]
-		if d.Type == diffmatchpatch.DiffEqual {
-			mark = " "
-			lines = trimContext(lines, i > 0, i < len(diffs)-1)
-		}
-		for _, line := range lines {
-			if line == "..." {
-				b.WriteString(" \t\t...\n")
-				continue
-			}
-			b.WriteString(mark + "\t\t" + strings.TrimSuffix(line, "\n") + "\n")
-		}
 	}
 }

@@ -139,7 +139,7 @@ func writeChange(b *strings.Builder, c IPTablesChange) {
 		writeRules(b, "-", c.Chain, c.Old)
 	case ReplaceChain:
 		fmt.Fprintf(b, "@@ %s: changed @@\n", where)
-		writeLineDiff(b, c.Chain, c.Old, c.Rules)
+		writeLineDiff(b, c.Old, c.Rules, "-A "+c.Chain+" ", "")
 	case InsertJump:
 		fmt.Fprintf(b, "@@ %s: missing jump @@\n", where)
 		writeRules(b, "+", c.Chain, c.Rules)
@@ -188,7 +188,11 @@ func lineDiffCounts[R ~string](old, new []R) (added, removed int) {
 // contextLines is how many unchanged rules plan shows around a change.
 const contextLines = 3
 
-func writeLineDiff(b *strings.Builder, chain string, old, new []ipt.Rule) {
+// writeLineDiff writes a changed chain's rules as a unified diff with
+// contextLines of unchanged rules around each change. Each rule is written
+// after prefix ("-A CHAIN " in iptables-save syntax, two tabs in nft's
+// listing), and cut context as "..." after indent.
+func writeLineDiff[R ~string](b *strings.Builder, old, new []R, prefix, indent string) {
 	diffs := lineDiff(old, new)
 	for i, d := range diffs {
 		lines := strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n")
@@ -199,10 +203,10 @@ func writeLineDiff(b *strings.Builder, chain string, old, new []ipt.Rule) {
 		}
 		for _, line := range lines {
 			if line == "..." {
-				b.WriteString(" ...\n")
+				b.WriteString(" " + indent + "...\n")
 				continue
 			}
-			b.WriteString(mark + "-A " + chain + " " + strings.TrimSuffix(line, "\n") + "\n")
+			b.WriteString(mark + prefix + strings.TrimSuffix(line, "\n") + "\n")
 		}
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
 )
 
 // Where kube-proxy serves inside its namespace. Every kube-proxy runs in a
@@ -27,13 +27,12 @@ const (
 	healthzAddr = "127.0.0.1:10256"
 )
 
-// KubeProxy is the real kube-proxy running inside a lab namespace.
+// KubeProxy is the real kube-proxy running inside a lab namespace. Stop
+// ends it by its PID; it leaves its rules in place, as kube-proxy does on
+// exit.
 type KubeProxy struct {
+	*testcluster.Process
 	ns      netlab.NS
-	cmd     *exec.Cmd
-	log     string
-	exited  chan struct{}
-	err     error
 	Started time.Time
 }
 
@@ -46,27 +45,12 @@ func StartKubeProxy(ns netlab.NS, bin, config, dir string) (*KubeProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--config=" + config}
-	logPath := filepath.Join(dir, "kube-proxy.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
+	cmd := ns.Command(context.Background(), bin, "--config="+config)
+	cmd.Env = append(os.Environ(), "PATH="+pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	kp := &KubeProxy{ns: ns, Started: time.Now()}
+	if kp.Process, err = testcluster.StartCommand("kube-proxy", cmd, filepath.Join(dir, "kube-proxy.log")); err != nil {
 		return nil, err
 	}
-	cmd := ns.Command(context.Background(), bin, args...)
-	cmd.Env = append(os.Environ(), "PATH="+pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	kp := &KubeProxy{ns: ns, cmd: cmd, log: logPath, exited: make(chan struct{})}
-	kp.Started = time.Now()
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start kube-proxy: %w", err)
-	}
-	go func() {
-		kp.err = cmd.Wait()
-		logFile.Close()
-		close(kp.exited)
-	}()
 	return kp, nil
 }
 
@@ -90,46 +74,6 @@ func nftBackendPath(dir string) (string, error) {
 		}
 	}
 	return bin, nil
-}
-
-// Stop ends kube-proxy by its PID (SIGTERM, then SIGKILL after 10s). It
-// leaves its rules in place, as kube-proxy does on exit.
-func (kp *KubeProxy) Stop() {
-	select {
-	case <-kp.exited:
-		return
-	default:
-	}
-	_ = kp.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-kp.exited:
-	case <-time.After(10 * time.Second):
-		_ = kp.cmd.Process.Kill()
-		<-kp.exited
-	}
-}
-
-// running returns an error quoting the log if kube-proxy has exited.
-func (kp *KubeProxy) running() error {
-	select {
-	case <-kp.exited:
-		return fmt.Errorf("kube-proxy exited (%v):\n%s", kp.err, kp.Tail(30))
-	default:
-		return nil
-	}
-}
-
-// Tail returns the last n lines of kube-proxy's log.
-func (kp *KubeProxy) Tail(n int) string {
-	data, err := os.ReadFile(kp.log)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // SyncMetrics are kube-proxy's sync metrics at one moment, per IP family
@@ -246,7 +190,7 @@ func (kp *KubeProxy) WaitSynced(ctx context.Context, timeout, interval time.Dura
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		if err := kp.running(); err != nil {
+		if err := kp.Running(); err != nil {
 			return nil, err
 		}
 		m, err := kp.Metrics(ctx)
@@ -281,7 +225,7 @@ func (kp *KubeProxy) WaitStable(ctx context.Context, timeout time.Duration, dump
 	var prev []byte
 	same := 0
 	for {
-		if err := kp.running(); err != nil {
+		if err := kp.Running(); err != nil {
 			return nil, err
 		}
 		cur, err := dump()

@@ -53,7 +53,7 @@ type Cluster struct {
 
 	dir       string // temporary files, removed when the test ends
 	caFile    string // the CA of kube-apiserver's self-signed serving certificate
-	apiserver *process
+	apiserver *Process
 }
 
 // Start builds the binaries if needed, starts etcd and kube-apiserver on
@@ -155,7 +155,7 @@ func (c *Cluster) startAPIServer(t testing.TB, bin string, port int, etcdURL str
 // exits, and quoting cond's last error and kube-apiserver's log on timeout.
 func (c *Cluster) poll(ctx context.Context, cond func() error) error {
 	for {
-		if err := c.apiserver.running(); err != nil {
+		if err := c.apiserver.Running(); err != nil {
 			return err
 		}
 		last := cond()
@@ -164,7 +164,7 @@ func (c *Cluster) poll(ctx context.Context, cond func() error) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver not ready after %v: %v\n%s", startTimeout, last, c.apiserver.tail(40))
+			return fmt.Errorf("kube-apiserver not ready after %v: %v\n%s", startTimeout, last, c.apiserver.Tail(40))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// process is one server of the test cluster, started by this package.
-type process struct {
+// Process is a server a test started: one of the test cluster's, or
+// another (internal/conformance runs the real kube-proxy with it).
+type Process struct {
 	name   string
 	cmd    *exec.Cmd
 	log    string        // the file holding its stdout and stderr
@@ -20,34 +21,42 @@ type process struct {
 	err    error         // its exit status, valid once exited is closed
 }
 
-// startProcess starts bin with args, its output going to logPath, and
-// registers a cleanup that stops it by its PID.
-func startProcess(t testing.TB, name, bin, logPath string, args ...string) *process {
-	t.Helper()
+// StartCommand starts cmd, its output going to logPath. It dies with the
+// test binary, even when that is killed; Stop ends it earlier.
+func StartCommand(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		t.Fatalf("testcluster: %v", err)
+		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Die with the test binary, even when it is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		t.Fatalf("testcluster: start %s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
 		close(p.exited)
 	}()
-	t.Cleanup(p.stop)
+	return p, nil
+}
+
+// startProcess starts bin with args, its output going to logPath, and
+// registers a cleanup that stops it by its PID.
+func startProcess(t testing.TB, name, bin, logPath string, args ...string) *Process {
+	t.Helper()
+	p, err := StartCommand(name, exec.Command(bin, args...), logPath)
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	t.Cleanup(p.Stop)
 	return p
 }
 
-// stop ends the process by its PID: SIGTERM, then SIGKILL after 10s.
-func (p *process) stop() {
+// Stop ends the process by its PID: SIGTERM, then SIGKILL after 10s.
+func (p *Process) Stop() {
 	select {
 	case <-p.exited:
 		return
@@ -62,19 +71,19 @@ func (p *process) stop() {
 	}
 }
 
-// running returns an error naming the process and quoting its log if it
+// Running returns an error naming the process and quoting its log if it
 // has exited.
-func (p *process) running() error {
+func (p *Process) Running() error {
 	select {
 	case <-p.exited:
-		return fmt.Errorf("%s exited (%v):\n%s", p.name, p.err, p.tail(40))
+		return fmt.Errorf("%s exited (%v):\n%s", p.name, p.err, p.Tail(40))
 	default:
 		return nil
 	}
 }
 
-// tail returns the last n lines of the process's log.
-func (p *process) tail(n int) string {
+// Tail returns the last n lines of the process's log.
+func (p *Process) Tail(n int) string {
 	data, err := os.ReadFile(p.log)
 	if err != nil {
 		return err.Error()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace/trigger"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -178,40 +179,18 @@ func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
 }
 
 // loop reloads on every change, at most once per --min-sync-period, and at
-// least once per --sync-period, until the context ends. A failed reload
-// is retried after 1 s, doubling up to --sync-period, as apply --watch
-// does: a held lock or a bad snapshot neither spins nor waits a full
-// period after a blip.
+// least once per --sync-period, until the context ends, with the loop of
+// apply --watch: a failed reload is retried after a second, doubling up to
+// --sync-period, so a held lock or a bad snapshot neither spins nor waits
+// a full period after a blip.
 func (o *ProxyOptions) loop(cmd *cobra.Command, changes trigger.Signal) {
-	ctx := cmd.Context()
-	next := time.NewTimer(o.syncPeriod)
-	defer next.Stop()
-	var retry time.Duration
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-changes:
-			o.log.Debug("change detected: reloading")
-		case <-next.C:
-			o.log.Debug("periodic sync")
+	watch.RunBounded(cmd.Context(), changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
+		err := o.reload(cmd)
+		if err != nil {
+			o.log.Error("reload failed; keeping the last good state", "err", err)
 		}
-		next.Stop()
-		wait := o.syncPeriod
-		if err := o.reload(cmd); err != nil {
-			retry = min(max(2*retry, time.Second), o.syncPeriod)
-			wait = retry
-			o.log.Error("reload failed; keeping the last good state", "err", err, "retryIn", retry)
-		} else {
-			retry = 0
-		}
-		next.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(o.minSyncPeriod):
-		}
-	}
+		return err
+	})
 }
 
 // reload loads and renders the state, then updates the proxy sockets and

@@ -77,3 +77,22 @@ func (l *loop) backoff(last time.Duration) time.Duration {
 	}
 	return min(2*last, l.period)
 }
+
+// RunBounded runs fn with the sync loop of apply --watch (see loop): a run
+// soon after each receive on changes, runs at least minInterval apart, one
+// at least every period, and failures retried with backoff, until ctx
+// ends. The userspace proxy reloads with it.
+func RunBounded(ctx context.Context, changes <-chan struct{}, minInterval, period time.Duration, fn func(ctx context.Context) error) {
+	l := newLoop(minInterval, period, fn)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changes:
+				l.trigger()
+			}
+		}
+	}()
+	l.loop(ctx)
+}

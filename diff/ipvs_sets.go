@@ -12,26 +12,10 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
-// ipvsSetBases are the sets kube-proxy v1.37's ipvs mode creates (its
-// ipsetInfo table), by their IPv4 names.
-var ipvsSetBases = []string{
-	render.SetLoopBack, render.SetClusterIP, render.SetExternalIP, render.SetExternalIPLocal,
-	render.SetLoadBalancer, render.SetLoadBalancerLocal, render.SetLoadBalancerFW,
-	render.SetLoadBalancerSourceIP, render.SetLoadBalancerSourceCIDR,
-	render.SetNodePortTCP, render.SetNodePortLocalTCP, render.SetNodePortUDP, render.SetNodePortLocalUDP,
-	render.SetNodePortSCTP, render.SetNodePortLocalSCTP, render.SetHealthCheckNodePort, render.SetIPVSIPs,
-}
-
 // IPVSSetNames returns the names of the ipsets the tool owns in a family,
-// sorted. No other set is ever read, changed or destroyed.
-func IPVSSetNames(family cluster.Family) []string {
-	out := make([]string, 0, len(ipvsSetBases))
-	for _, b := range ipvsSetBases {
-		out = append(out, render.IPVSSetName(b, family))
-	}
-	slices.Sort(out)
-	return out
-}
+// sorted (render.OwnedIPVSSets). No other set is ever read, changed or
+// destroyed.
+func IPVSSetNames(family cluster.Family) []string { return render.OwnedIPVSSets(family) }
 
 // ipvsDiffSets compares the owned sets: missing ones are created, sets no
 // longer desired (only in a reset: a render has them all) are destroyed,

@@ -3,6 +3,7 @@ package render
 import (
 	"slices"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
@@ -51,4 +52,16 @@ var dispatchChains = map[ipt.TableName][]string{
 // that kube-proxy wrote must not plan as changed.
 func IsIPTablesDispatchChain(table ipt.TableName, chain string) bool {
 	return slices.Contains(dispatchChains[table], chain)
+}
+
+// OwnedIPVSSets returns the names of the ipsets the ipvs mode owns in a
+// family, sorted: every set of kube-proxy's ipsetInfo table, which a
+// render always holds.
+func OwnedIPVSSets(family cluster.Family) []string {
+	out := make([]string, 0, len(ipvsSetInfo))
+	for _, s := range ipvsSetInfo {
+		out = append(out, IPVSSetName(s.name, family))
+	}
+	slices.Sort(out)
+	return out
 }

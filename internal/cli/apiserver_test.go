@@ -50,6 +50,21 @@ ports:
 // test applies it as shipped, so the ClusterRole tested is the one deployed.
 const rbacManifest = "../../deploy/rbac.yaml"
 
+// startClusterWithRBAC starts the test API server with the shipped RBAC
+// and apiserverTestRBAC applied, so the tool can run as the svcproxy user
+// with exactly the deployed permissions.
+func startClusterWithRBAC(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c := testcluster.Start(t)
+	rbac, err := os.ReadFile(rbacManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Apply(t, string(rbac))
+	c.Apply(t, apiserverTestRBAC)
+	return c
+}
+
 // apiserverTestRBAC binds the shipped ClusterRole to the svcproxy user the
 // test authenticates as, and gives the other user a role that may read Nodes
 // but nothing else.

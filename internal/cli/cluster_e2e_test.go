@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
 )
 
 // clusterE2EObjects is web (ClusterIP 10.96.0.10:80 -> 8080) with two
@@ -87,13 +86,7 @@ func TestClusterE2E(t *testing.T) {
 	if err != nil {
 		t.Skip("no kubectl on PATH")
 	}
-	c := testcluster.Start(t)
-	rbac, err := os.ReadFile(rbacManifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Apply(t, string(rbac))
-	c.Apply(t, apiserverTestRBAC)
+	c := startClusterWithRBAC(t)
 	c.Apply(t, clusterE2EObjects)
 
 	dir, bin := t.TempDir(), binary(t)

@@ -20,7 +20,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
 )
 
 func TestProxyFlags(t *testing.T) {
@@ -242,13 +241,7 @@ func TestE2EProxyAPI(t *testing.T) {
 	}
 	t.Parallel()
 	n := newProxyNode(t)
-	c := testcluster.Start(t)
-	rbac, err := os.ReadFile(rbacManifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Apply(t, string(rbac))
-	c.Apply(t, apiserverTestRBAC)
+	c := startClusterWithRBAC(t)
 	c.Apply(t, proxyNode1+proxyWeb)
 	for _, ip := range []string{"10.244.0.11", "10.244.0.12", "10.244.1.13", "10.244.0.21"} {
 		if err := n.lab.AddPod(proxyPods[ip], netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {

@@ -68,23 +68,7 @@ func TestGoldenNFTablesKernelRoundTrip(t *testing.T) {
 // nft's line wrapping of them) meet the kernel's hash order.
 func TestNFTablesKernelRoundTripLarge(t *testing.T) {
 	requireRoot(t, "nft")
-	table := synthetic.Table(300, 10)
-	for i := range table.Ports {
-		sp := &table.Ports[i]
-		switch i % 7 {
-		case 1:
-			sp.AffinityTimeoutSeconds = 10800
-		case 2:
-			sp.ExternalIPs = []netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})}
-		case 3:
-			sp.LoadBalancerVIPs = []netip.Addr{netip.AddrFrom4([4]byte{198, 51, 100, byte(i)})}
-			sp.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("192.168.77.0/24")}
-		case 4:
-			synthetic.SetEndpoints(sp, nil)
-			sp.NodePort = int32(31000 + i)
-		}
-	}
-	table.ServiceCIDRs = []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("10.97.0.0/16")}
+	table := synthetic.VariedTable(300, 10)
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
 	rs := render.NFTables(table, cfg)

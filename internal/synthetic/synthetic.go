@@ -69,3 +69,29 @@ func WithOneEndpointChanged(t *cluster.ServiceTable, i, round int) *cluster.Serv
 	SetEndpoints(sp, eps)
 	return &c
 }
+
+// VariedTable is Table with the shapes that stress large element lists
+// mixed in: every seventh Service from the second on has session
+// affinity, from the third an external IP, from the fourth a load
+// balancer with source ranges, and from the fifth no endpoints and a
+// NodePort. It also has two Service CIDRs.
+func VariedTable(n, perService int) *cluster.ServiceTable {
+	table := Table(n, perService)
+	for i := range table.Ports {
+		sp := &table.Ports[i]
+		switch i % 7 {
+		case 1:
+			sp.AffinityTimeoutSeconds = 10800
+		case 2:
+			sp.ExternalIPs = []netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, byte(i)})}
+		case 3:
+			sp.LoadBalancerVIPs = []netip.Addr{netip.AddrFrom4([4]byte{198, 51, 100, byte(i)})}
+			sp.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("192.168.77.0/24")}
+		case 4:
+			SetEndpoints(sp, nil)
+			sp.NodePort = int32(31000 + i)
+		}
+	}
+	table.ServiceCIDRs = []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("10.97.0.0/16")}
+	return table
+}

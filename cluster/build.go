@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 )
@@ -53,23 +54,6 @@ func (w Warning) String() string {
 	return w.Object + ": " + w.Message
 }
 
-// Tables holds the node-local ServiceTable of each family. Both are always
-// non-nil; a family the cluster does not use has no ports.
-type Tables struct {
-	IPv4, IPv6 *ServiceTable
-}
-
-// ForFamily returns the table of family f, or nil for an unknown family.
-func (t *Tables) ForFamily(f Family) *ServiceTable {
-	switch f {
-	case IPv4:
-		return t.IPv4
-	case IPv6:
-		return t.IPv6
-	}
-	return nil
-}
-
 // Build computes, for the node cfg.NodeName, the Service ports kube-proxy
 // v1.37 would program and the endpoints each traffic policy would use.
 //
@@ -78,7 +62,7 @@ func (t *Tables) ForFamily(f Family) *ServiceTable {
 // errors are about the node: a snapshot that has Nodes but not this one, or
 // no node name while the snapshot has several. The warnings returned are
 // Build's own; those in s.Warnings, from loading, are not repeated.
-func Build(s *Snapshot, cfg Config) (*Tables, []Warning, error) {
+func Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, error) {
 	if s == nil {
 		s = &Snapshot{}
 	}
@@ -87,7 +71,7 @@ func Build(s *Snapshot, cfg Config) (*Tables, []Warning, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tables := &Tables{IPv4: b.newTable(IPv4), IPv6: b.newTable(IPv6)}
+	tables := &nodetable.Tables{IPv4: b.newTable(nodetable.IPv4), IPv6: b.newTable(nodetable.IPv6)}
 	b.describeNode(tables, node, cfg.NodeIPs)
 	b.addServiceCIDRs(tables, s, cfg.ServiceCIDRs)
 
@@ -97,7 +81,7 @@ func Build(s *Snapshot, cfg Config) (*Tables, []Warning, error) {
 			services = append(services, svc)
 		}
 	}
-	for _, t := range []*ServiceTable{tables.IPv4, tables.IPv6} {
+	for _, t := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {
 		endpoints := b.endpointsByPort(s.EndpointSlices, t.Family)
 		for _, svc := range services {
 			for _, sp := range svc.portsFor(t.Family) {
@@ -106,7 +90,7 @@ func Build(s *Snapshot, cfg Config) (*Tables, []Warning, error) {
 				t.Ports = append(t.Ports, sp)
 			}
 		}
-		slices.SortFunc(t.Ports, func(a, b ServicePort) int {
+		slices.SortFunc(t.Ports, func(a, b nodetable.ServicePort) int {
 			return cmp.Or(cmp.Compare(a.Name.String(), b.Name.String()), cmp.Compare(a.Name.Protocol, b.Name.Protocol))
 		})
 	}
@@ -123,8 +107,8 @@ func (b *builder) warn(object, format string, args ...any) {
 	b.warnings = append(b.warnings, Warning{Object: object, Message: fmt.Sprintf(format, args...)})
 }
 
-func (b *builder) newTable(f Family) *ServiceTable {
-	return &ServiceTable{Family: f, Node: Node{Name: b.nodeName}, Ports: []ServicePort{}}
+func (b *builder) newTable(f nodetable.Family) *nodetable.ServiceTable {
+	return &nodetable.ServiceTable{Family: f, Node: nodetable.Node{Name: b.nodeName}, Ports: []nodetable.ServicePort{}}
 }
 
 // sortedBy returns the indices of list in the order of key, so that Build's
@@ -159,7 +143,7 @@ func (b *builder) findNode(nodes []corev1.Node) (*corev1.Node, error) {
 		}
 		return nil, fmt.Errorf("no node name given, and the snapshot has several Nodes (have: %s)", joinNames(names))
 	}
-	return nil, &nodeNotFoundError{name: b.nodeName, have: sortedNames(names)}
+	return nil, &NodeNotFoundError{Name: b.nodeName, Have: sortedNames(names)}
 }
 
 func joinNames(names []string) string { return strings.Join(sortedNames(names), ", ") }
@@ -171,13 +155,13 @@ func sortedNames(names []string) []string {
 }
 
 // describeNode fills in each table's Node: IPs, PodCIDRs and zone.
-func (b *builder) describeNode(tables *Tables, node *corev1.Node, override []netip.Addr) {
+func (b *builder) describeNode(tables *nodetable.Tables, node *corev1.Node, override []netip.Addr) {
 	for _, ip := range override {
 		if !ip.IsValid() {
 			b.warn("config", "invalid node IP %v: ignored", ip)
 			continue
 		}
-		t := tables.ForFamily(FamilyOf(ip))
+		t := tables.ForFamily(nodetable.FamilyOf(ip))
 		t.Node.IPs = append(t.Node.IPs, ip.Unmap())
 	}
 	if node == nil {
@@ -188,7 +172,7 @@ func (b *builder) describeNode(tables *Tables, node *corev1.Node, override []net
 	tables.IPv4.Node.Zone, tables.IPv6.Node.Zone = zone, zone
 	if len(override) == 0 {
 		for _, ip := range b.nodeHostIPs(node) {
-			t := tables.ForFamily(FamilyOf(ip))
+			t := tables.ForFamily(nodetable.FamilyOf(ip))
 			t.Node.IPs = append(t.Node.IPs, ip)
 		}
 	}
@@ -202,7 +186,7 @@ func (b *builder) describeNode(tables *Tables, node *corev1.Node, override []net
 			b.warn(object, "invalid spec.%s[%d] %q: ignored", field, i, c)
 			continue
 		}
-		t := tables.ForFamily(FamilyOf(p.Addr()))
+		t := tables.ForFamily(nodetable.FamilyOf(p.Addr()))
 		t.Node.PodCIDRs = append(t.Node.PodCIDRs, p)
 	}
 }
@@ -231,7 +215,7 @@ func (b *builder) nodeHostIPs(node *corev1.Node) []netip.Addr {
 	}
 	ips := all[:1]
 	for _, ip := range all[1:] {
-		if FamilyOf(ip) != FamilyOf(ips[0]) {
+		if nodetable.FamilyOf(ip) != nodetable.FamilyOf(ips[0]) {
 			return append(ips, ip)
 		}
 	}
@@ -240,7 +224,7 @@ func (b *builder) nodeHostIPs(node *corev1.Node) []netip.Addr {
 
 // addServiceCIDRs fills in each table's ServiceCIDRs, deduplicated and
 // sorted (kube-proxy keeps them in a set).
-func (b *builder) addServiceCIDRs(tables *Tables, s *Snapshot, override []netip.Prefix) {
+func (b *builder) addServiceCIDRs(tables *nodetable.Tables, s *Snapshot, override []netip.Prefix) {
 	all := slices.Clone(override)
 	if len(override) == 0 {
 		for _, i := range sortedBy(s.ServiceCIDRs, func(c *networkingv1.ServiceCIDR) string { return c.Name }) {
@@ -260,12 +244,12 @@ func (b *builder) addServiceCIDRs(tables *Tables, s *Snapshot, override []netip.
 			b.warn("config", "invalid service CIDR %v: ignored", p)
 			continue
 		}
-		t := tables.ForFamily(FamilyOf(p.Addr()))
+		t := tables.ForFamily(nodetable.FamilyOf(p.Addr()))
 		if !slices.Contains(t.ServiceCIDRs, p.Masked()) {
 			t.ServiceCIDRs = append(t.ServiceCIDRs, p.Masked())
 		}
 	}
-	for _, t := range []*ServiceTable{tables.IPv4, tables.IPv6} {
+	for _, t := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {
 		slices.SortFunc(t.ServiceCIDRs, comparePrefix)
 	}
 }

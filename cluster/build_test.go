@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // nodeYAML is node-1 in zone-a, dual-stack.
@@ -77,7 +78,7 @@ var netipOpts = cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{})
 func cmpDiff(want, got any) string { return cmp.Diff(want, got, netipOpts) }
 func cmpEqual(want, got any) bool  { return cmp.Equal(want, got, netipOpts) }
 
-func mustBuild(t *testing.T, in string, cfg Config) (*Tables, []string) {
+func mustBuild(t *testing.T, in string, cfg Config) (*nodetable.Tables, []string) {
 	t.Helper()
 	tables, warnings, err := Build(mustDecode(t, in), cfg)
 	if err != nil {
@@ -87,7 +88,7 @@ func mustBuild(t *testing.T, in string, cfg Config) (*Tables, []string) {
 }
 
 // portNames lists a table's ports as "ns/name:port/PROTO".
-func portNames(t *ServiceTable) []string {
+func portNames(t *nodetable.ServiceTable) []string {
 	var out []string
 	for _, sp := range t.Ports {
 		out = append(out, sp.Name.String()+"/"+string(sp.Name.Protocol))
@@ -95,7 +96,7 @@ func portNames(t *ServiceTable) []string {
 	return out
 }
 
-func epStrings(eps []Endpoint) []string {
+func epStrings(eps []nodetable.Endpoint) []string {
 	var out []string
 	for _, ep := range eps {
 		out = append(out, ep.String())
@@ -124,24 +125,24 @@ func TestBuildFixture(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings: %q", warnings)
 	}
-	want4 := &ServiceTable{
-		Family: IPv4,
-		Node: Node{
+	want4 := &nodetable.ServiceTable{
+		Family: nodetable.IPv4,
+		Node: nodetable.Node{
 			Name:     "node-1",
 			IPs:      addrs("172.18.0.2"),
 			PodCIDRs: prefixes("10.244.1.0/24"),
 			Zone:     "zone-a",
 		},
 		ServiceCIDRs: prefixes("10.96.0.0/16"),
-		Ports: []ServicePort{{
-			Name:                ServicePortName{Namespace: "ns1", Name: "web", Port: "http", Protocol: TCP},
+		Ports: []nodetable.ServicePort{{
+			Name:                nodetable.ServicePortName{Namespace: "ns1", Name: "web", Port: "http", Protocol: nodetable.TCP},
 			ClusterIP:           netip.MustParseAddr("10.96.0.10"),
 			Port:                80,
 			NodePort:            30080,
 			LoadBalancerVIPs:    addrs("192.0.2.10"),
 			HealthCheckNodePort: 30999,
 			ExternalPolicyLocal: true,
-			AllEndpoints: []Endpoint{
+			AllEndpoints: []nodetable.Endpoint{
 				{IP: netip.MustParseAddr("10.244.1.5"), Port: 8080, NodeName: "node-1", Local: true, Ready: true, Serving: true},
 				{IP: netip.MustParseAddr("10.244.2.5"), Port: 8080, NodeName: "node-2", Ready: true, Serving: true},
 			},
@@ -156,8 +157,8 @@ func TestBuildFixture(t *testing.T) {
 		t.Errorf("IPv4 table (-want +got):\n%s", diff)
 	}
 
-	v6 := tables.ForFamily(IPv6)
-	if diff := cmpDiff(Node{Name: "node-1", IPs: addrs("2001:db8::1"), PodCIDRs: prefixes("fd00:10:244:1::/64"), Zone: "zone-a"}, v6.Node); diff != "" {
+	v6 := tables.ForFamily(nodetable.IPv6)
+	if diff := cmpDiff(nodetable.Node{Name: "node-1", IPs: addrs("2001:db8::1"), PodCIDRs: prefixes("fd00:10:244:1::/64"), Zone: "zone-a"}, v6.Node); diff != "" {
 		t.Errorf("IPv6 node (-want +got):\n%s", diff)
 	}
 	if len(v6.Ports) != 1 || v6.Ports[0].ClusterIP != netip.MustParseAddr("fd00:10:96::10") ||
@@ -177,7 +178,7 @@ func TestBuildServices(t *testing.T) {
 		want4    []string // IPv4 port names
 		want6    []string // IPv6 port names
 		warnings []string
-		check    func(t *testing.T, tables *Tables)
+		check    func(t *testing.T, tables *nodetable.Tables)
 	}{{
 		name: "headless, ExternalName and proxy-name services are skipped",
 		in: `apiVersion: v1
@@ -231,7 +232,7 @@ spec: {clusterIP: "fd00::11", ports: [{port: 80}]}
 `,
 		want4: []string{"ns/dual:dns/TCP", "ns/dual:dns/UDP", "ns/v4only/TCP"},
 		want6: []string{"ns/dual:dns/TCP", "ns/dual:dns/UDP", "ns/v6only/TCP"},
-		check: func(t *testing.T, tables *Tables) {
+		check: func(t *testing.T, tables *nodetable.Tables) {
 			v4, v6 := tables.IPv4.Ports[0], tables.IPv6.Ports[0]
 			if v4.ClusterIP.String() != "10.96.0.10" || v6.ClusterIP.String() != "fd00::10" {
 				t.Errorf("clusterIPs %v, %v", v4.ClusterIP, v6.ClusterIP)
@@ -259,7 +260,7 @@ status:
     - {ip: 192.0.2.22}
 `,
 		want4: []string{"ns/lb/TCP"},
-		check: func(t *testing.T, tables *Tables) {
+		check: func(t *testing.T, tables *nodetable.Tables) {
 			sp := tables.IPv4.Ports[0]
 			if !cmpEqual(sp.LoadBalancerVIPs, addrs("192.0.2.20", "192.0.2.22")) {
 				t.Errorf("LoadBalancerVIPs = %v", sp.LoadBalancerVIPs)
@@ -286,7 +287,7 @@ spec:
 `,
 		want4: []string{"ns/lb/TCP"},
 		want6: []string{"ns/lb/TCP"},
-		check: func(t *testing.T, tables *Tables) {
+		check: func(t *testing.T, tables *nodetable.Tables) {
 			if got := tables.IPv4.Ports[0].LoadBalancerSourceRanges; got != nil {
 				t.Errorf("IPv4 source ranges = %v, want none", got)
 			}
@@ -325,7 +326,7 @@ metadata: {name: d-empty-config, namespace: ns}
 spec: {clusterIP: 10.96.0.4, sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: {}}, ports: [{port: 80}]}
 `,
 		want4: []string{"ns/a-default/TCP", "ns/b-explicit/TCP", "ns/c-none/TCP", "ns/d-empty-config/TCP"},
-		check: func(t *testing.T, tables *Tables) {
+		check: func(t *testing.T, tables *nodetable.Tables) {
 			var got []int32
 			for _, sp := range tables.IPv4.Ports {
 				got = append(got, sp.AffinityTimeoutSeconds)
@@ -362,7 +363,7 @@ metadata: {name: e-internal-local, namespace: ns}
 spec: {clusterIP: 10.96.0.5, internalTrafficPolicy: Local, ports: [{port: 80}]}
 `,
 		want4: []string{"ns/a-lb-local/TCP", "ns/b-np-local/TCP", "ns/c-clusterip-local/TCP", "ns/d-externalip-local/TCP", "ns/e-internal-local/TCP"},
-		check: func(t *testing.T, tables *Tables) {
+		check: func(t *testing.T, tables *nodetable.Tables) {
 			type policy struct {
 				ExternalLocal, InternalLocal bool
 				HealthCheck                  int32
@@ -422,7 +423,7 @@ spec: {clusterIP: 10.0.0.2, ports: [{port: 80}]}
 			`service ns1/fields: invalid status.loadBalancer.ingress[0].ip "not-an-ip": ignored`,
 			`service ns1/fields: invalid loadBalancerSourceRanges[0] "10.0.0.0/33": ignored`,
 		},
-		check: func(t *testing.T, tables *Tables) {
+		check: func(t *testing.T, tables *nodetable.Tables) {
 			sp := tables.IPv4.Ports[0]
 			if sp.Port != 81 || !cmpEqual(sp.ExternalIPs, addrs("192.0.2.1")) || sp.LoadBalancerSourceRanges != nil {
 				t.Errorf("fields port: %+v", sp)
@@ -739,7 +740,7 @@ spec: {cidrs: [10.0.0.0/24]}
 		}, warnings); diff != "" {
 			t.Errorf("warnings (-want +got):\n%s", diff)
 		}
-		if want := (Node{Name: "n", IPs: addrs("192.0.2.1", "192.0.2.2")}); !cmpEqual(want, tables.IPv4.Node) {
+		if want := (nodetable.Node{Name: "n", IPs: addrs("192.0.2.1", "192.0.2.2")}); !cmpEqual(want, tables.IPv4.Node) {
 			t.Errorf("IPv4 node = %+v", tables.IPv4.Node)
 		}
 		if !cmpEqual(tables.IPv6.Node.IPs, addrs("2001:db8::1")) {

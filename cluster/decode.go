@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -12,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // maxListDepth bounds List-in-List nesting (kubectl prints one level).
@@ -90,7 +90,7 @@ func Decode(name string, data []byte) (*Snapshot, error) {
 	docs := splitDocuments(data)
 	d := &decoder{
 		file:    name,
-		codec:   serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer(),
+		codec:   apiDecoder(),
 		snap:    &Snapshot{},
 		index:   map[string]int{},
 		skipped: map[string]*skippedKind{},
@@ -108,9 +108,23 @@ func Decode(name string, data []byte) (*Snapshot, error) {
 		}
 	}
 	d.reportSkipped()
-	d.snap.normalize()
+	d.snap.Normalize()
 	return d.snap, nil
 }
+
+// apiDecoder decodes the API groups a snapshot holds (core/v1,
+// discovery/v1, networking/v1) strictly, so that unknown and duplicate
+// fields are reported. Its scheme registers only those groups: the
+// client libraries' scheme of every group is not needed to read a file.
+var apiDecoder = sync.OnceValue(func() runtime.Decoder {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(fmt.Sprintf("register API types: %v", err)) // static tables: cannot fail
+		}
+	}
+	return serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
+})
 
 type decoder struct {
 	file  string

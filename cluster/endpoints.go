@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
@@ -14,8 +15,8 @@ import (
 // is sorted by Endpoint.String(). Slices are read in namespace/name order,
 // which fixes the one thing kube-proxy leaves to map order: which of two
 // non-terminating duplicates is kept.
-func (b *builder) endpointsByPort(all []discoveryv1.EndpointSlice, f Family) map[ServicePortName][]Endpoint {
-	sets := map[ServicePortName]map[string]Endpoint{}
+func (b *builder) endpointsByPort(all []discoveryv1.EndpointSlice, f nodetable.Family) map[nodetable.ServicePortName][]nodetable.Endpoint {
+	sets := map[nodetable.ServicePortName]map[string]nodetable.Endpoint{}
 	for _, i := range sortedBy(all, func(s *discoveryv1.EndpointSlice) string { return objectName(&s.ObjectMeta) }) {
 		slice := &all[i]
 		if string(slice.AddressType) != string(f) {
@@ -29,12 +30,12 @@ func (b *builder) endpointsByPort(all []discoveryv1.EndpointSlice, f Family) map
 		}
 		b.addSlice(sets, slice, f)
 	}
-	out := make(map[ServicePortName][]Endpoint, len(sets))
+	out := make(map[nodetable.ServicePortName][]nodetable.Endpoint, len(sets))
 	for name, set := range sets {
 		if len(set) == 0 {
 			continue
 		}
-		list := make([]Endpoint, 0, len(set))
+		list := make([]nodetable.Endpoint, 0, len(set))
 		for _, ep := range set {
 			list = append(list, ep)
 		}
@@ -44,12 +45,12 @@ func (b *builder) endpointsByPort(all []discoveryv1.EndpointSlice, f Family) map
 	return out
 }
 
-func sortEndpoints(eps []Endpoint) {
-	slices.SortFunc(eps, func(a, b Endpoint) int { return cmp.Compare(a.String(), b.String()) })
+func sortEndpoints(eps []nodetable.Endpoint) {
+	slices.SortFunc(eps, func(a, b nodetable.Endpoint) int { return cmp.Compare(a.String(), b.String()) })
 }
 
 // addSlice adds the endpoints of one slice to sets.
-func (b *builder) addSlice(sets map[ServicePortName]map[string]Endpoint, slice *discoveryv1.EndpointSlice, f Family) {
+func (b *builder) addSlice(sets map[nodetable.ServicePortName]map[string]nodetable.Endpoint, slice *discoveryv1.EndpointSlice, f nodetable.Family) {
 	object := "endpointslice " + objectName(&slice.ObjectMeta)
 	serviceName := slice.Labels[discoveryv1.LabelServiceName]
 	if serviceName == "" {
@@ -79,10 +80,10 @@ func (b *builder) addSlice(sets map[ServicePortName]map[string]Endpoint, slice *
 			b.warn(object, "invalid ports[%d].protocol %q: ignored", i, protocol)
 			continue
 		}
-		name := ServicePortName{Namespace: slice.Namespace, Name: serviceName, Port: *port.Name, Protocol: proto}
+		name := nodetable.ServicePortName{Namespace: slice.Namespace, Name: serviceName, Port: *port.Name, Protocol: proto}
 		set := sets[name]
 		if set == nil {
-			set = map[string]Endpoint{}
+			set = map[string]nodetable.Endpoint{}
 			sets[name] = set
 		}
 		for _, ep := range endpoints {
@@ -99,8 +100,8 @@ func (b *builder) addSlice(sets map[ServicePortName]map[string]Endpoint, slice *
 // Like kube-proxy, only the first address counts, and endpoints without
 // addresses are skipped; an invalid first address, or one of the wrong
 // family (which the API rejects), skips the endpoint with a warning.
-func (b *builder) sliceEndpoints(object string, slice *discoveryv1.EndpointSlice, f Family) []Endpoint {
-	var out []Endpoint
+func (b *builder) sliceEndpoints(object string, slice *discoveryv1.EndpointSlice, f nodetable.Family) []nodetable.Endpoint {
+	var out []nodetable.Endpoint
 	for i := range slice.Endpoints {
 		ep := &slice.Endpoints[i]
 		if len(ep.Addresses) == 0 {
@@ -112,11 +113,11 @@ func (b *builder) sliceEndpoints(object string, slice *discoveryv1.EndpointSlice
 			b.warn(object, "invalid endpoints[%d].addresses[0] %q: endpoint skipped", i, ep.Addresses[0])
 			continue
 		}
-		if FamilyOf(ip) != f {
+		if nodetable.FamilyOf(ip) != f {
 			b.warn(object, "endpoints[%d].addresses[0] %q is not %s like the slice: endpoint skipped", i, ep.Addresses[0], f)
 			continue
 		}
-		e := Endpoint{
+		e := nodetable.Endpoint{
 			IP:          ip,
 			Ready:       ep.Conditions.Ready == nil || *ep.Conditions.Ready,
 			Serving:     ep.Conditions.Serving == nil || *ep.Conditions.Serving,

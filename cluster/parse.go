@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // parseIP parses an IP address the way kube-proxy's netutils.ParseIPSloppy
@@ -67,12 +69,12 @@ func parsePrefix(s string) (netip.Prefix, error) {
 
 // parseProtocol maps an API protocol to ours. The empty string is TCP, the
 // API server's default, so hand-written snapshots need not spell it out.
-func parseProtocol(p string) (Protocol, bool) {
-	switch Protocol(p) {
-	case "", TCP:
-		return TCP, true
-	case UDP, SCTP:
-		return Protocol(p), true
+func parseProtocol(p string) (nodetable.Protocol, bool) {
+	switch nodetable.Protocol(p) {
+	case "", nodetable.TCP:
+		return nodetable.TCP, true
+	case nodetable.UDP, nodetable.SCTP:
+		return nodetable.Protocol(p), true
 	}
 	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -11,7 +12,7 @@ import (
 // (kube-proxy's newBaseServiceInfo, before the per-family split).
 type service struct {
 	namespace, name string
-	clusterIPs      map[Family]netip.Addr
+	clusterIPs      map[nodetable.Family]netip.Addr
 	ports           []portSpec
 	externalIPs     []netip.Addr
 	lbVIPs          []netip.Addr
@@ -24,7 +25,7 @@ type service struct {
 
 type portSpec struct {
 	name     string
-	protocol Protocol
+	protocol nodetable.Protocol
 	port     int32
 	nodePort int32
 }
@@ -96,24 +97,24 @@ func headless(svc *corev1.Service) bool {
 // for a missing spec.clusterIPs. (Without ipFamilies kube-proxy reads only
 // spec.clusterIP; the API server always sets both, so the difference only
 // shows in hand-written snapshots, where ours is the friendlier reading.)
-func (b *builder) clusterIPs(object string, svc *corev1.Service) (map[Family]netip.Addr, bool) {
+func (b *builder) clusterIPs(object string, svc *corev1.Service) (map[nodetable.Family]netip.Addr, bool) {
 	ips := svc.Spec.ClusterIPs
 	if len(ips) == 0 {
 		ips = []string{svc.Spec.ClusterIP}
 	}
-	byFamily := map[Family]netip.Addr{}
+	byFamily := map[nodetable.Family]netip.Addr{}
 	for i, s := range ips {
 		ip, err := parseIP(s)
 		if err != nil {
 			b.warn(object, "invalid clusterIP %q: skipped", s)
 			return nil, false
 		}
-		family := FamilyOf(ip)
+		family := nodetable.FamilyOf(ip)
 		if len(svc.Spec.IPFamilies) > 0 {
 			if i >= len(svc.Spec.IPFamilies) {
 				break
 			}
-			if want := Family(svc.Spec.IPFamilies[i]); want != family {
+			if want := nodetable.Family(svc.Spec.IPFamilies[i]); want != family {
 				b.warn(object, "clusterIP %q is not %s as spec.ipFamilies[%d] says: skipped", s, want, i)
 				return nil, false
 			}
@@ -240,7 +241,7 @@ func (b *builder) affinityTimeout(object string, spec *corev1.ServiceSpec) int32
 
 // portsFor returns the Service's ports in family f, without endpoints; none
 // when the Service has no clusterIP in f.
-func (s *service) portsFor(f Family) []ServicePort {
+func (s *service) portsFor(f nodetable.Family) []nodetable.ServicePort {
 	clusterIP, ok := s.clusterIPs[f]
 	if !ok {
 		return nil
@@ -254,10 +255,10 @@ func (s *service) portsFor(f Family) []ServicePort {
 	}
 	externalIPs := inFamily(s.externalIPs, f, func(a netip.Addr) netip.Addr { return a })
 	lbVIPs := inFamily(s.lbVIPs, f, func(a netip.Addr) netip.Addr { return a })
-	out := make([]ServicePort, 0, len(s.ports))
+	out := make([]nodetable.ServicePort, 0, len(s.ports))
 	for _, p := range s.ports {
-		out = append(out, ServicePort{
-			Name:                     ServicePortName{Namespace: s.namespace, Name: s.name, Port: p.name, Protocol: p.protocol},
+		out = append(out, nodetable.ServicePort{
+			Name:                     nodetable.ServicePortName{Namespace: s.namespace, Name: s.name, Port: p.name, Protocol: p.protocol},
 			ClusterIP:                clusterIP,
 			Port:                     p.port,
 			NodePort:                 p.nodePort,
@@ -273,10 +274,10 @@ func (s *service) portsFor(f Family) []ServicePort {
 	return out
 }
 
-func inFamily[T any](list []T, f Family, addr func(T) netip.Addr) []T {
+func inFamily[T any](list []T, f nodetable.Family, addr func(T) netip.Addr) []T {
 	var out []T
 	for _, x := range list {
-		if FamilyOf(addr(x)) == f {
+		if nodetable.FamilyOf(addr(x)) == f {
 			out = append(out, x)
 		}
 	}

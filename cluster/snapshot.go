@@ -58,10 +58,10 @@ func LoadFile(path string, stdin io.Reader) (*Snapshot, error) {
 	return Decode(name, data)
 }
 
-// normalize sets type metadata, drops managedFields and sorts every list, in
-// place. Decode and FromAPI both end with it, so snapshots compare equal
+// Normalize sets type metadata, drops managedFields and sorts every list, in
+// place. Decode and fromapi.Snapshot both end with it, so snapshots compare equal
 // however they were obtained.
-func (s *Snapshot) normalize() {
+func (s *Snapshot) Normalize() {
 	for i := range s.Nodes {
 		s.Nodes[i].TypeMeta = nodeType
 		s.Nodes[i].ManagedFields = nil

@@ -1,6 +1,10 @@
 package cluster
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+)
 
 // Topology modes, spelled as the trafficDistribution values they come from.
 const (
@@ -21,7 +25,7 @@ const (
 //     both are and topology or the terminating fallback narrowed them apart.
 //
 // kube-proxy leaves the union in map order; it is sorted here.
-func categorize(sp *ServicePort, nodeName, zone string) {
+func categorize(sp *nodetable.ServicePort, nodeName, zone string) {
 	sp.ClusterEndpoints, sp.LocalEndpoints, sp.ReachableEndpoints, sp.HasEndpoints = nil, nil, nil, false
 	eps := sp.AllEndpoints
 	if len(eps) == 0 {
@@ -30,7 +34,7 @@ func categorize(sp *ServicePort, nodeName, zone string) {
 	mode := topologyNone
 	if sp.UsesClusterEndpoints() {
 		mode = topologyMode(eps, nodeName, zone)
-		sp.ClusterEndpoints = filterEndpoints(eps, func(ep *Endpoint) bool {
+		sp.ClusterEndpoints = filterEndpoints(eps, func(ep *nodetable.Endpoint) bool {
 			return ep.Ready && availableForTopology(ep, mode, nodeName, zone)
 		})
 		if len(sp.ClusterEndpoints) == 0 {
@@ -58,10 +62,10 @@ func categorize(sp *ServicePort, nodeName, zone string) {
 	usedTerminating := false
 	switch {
 	case localReady:
-		sp.LocalEndpoints = filterEndpoints(eps, func(ep *Endpoint) bool { return ep.Local && ep.Ready })
+		sp.LocalEndpoints = filterEndpoints(eps, func(ep *nodetable.Endpoint) bool { return ep.Local && ep.Ready })
 	case localServingTerminating:
 		usedTerminating = true
-		sp.LocalEndpoints = filterEndpoints(eps, func(ep *Endpoint) bool { return ep.Local && servingTerminating(ep) })
+		sp.LocalEndpoints = filterEndpoints(eps, func(ep *nodetable.Endpoint) bool { return ep.Local && servingTerminating(ep) })
 	}
 
 	switch {
@@ -75,12 +79,12 @@ func categorize(sp *ServicePort, nodeName, zone string) {
 	}
 }
 
-func servingTerminating(ep *Endpoint) bool { return ep.Serving && ep.Terminating }
+func servingTerminating(ep *nodetable.Endpoint) bool { return ep.Serving && ep.Terminating }
 
 // topologyMode is kube-proxy's topologyModeFromHints: a mode applies when
 // every ready endpoint carries hints of that kind and at least one names
 // this node (or zone). Same-node hints win over same-zone hints.
-func topologyMode(eps []Endpoint, nodeName, zone string) string {
+func topologyMode(eps []nodetable.Endpoint, nodeName, zone string) string {
 	hasReady := false
 	allNodeHints, forNode := true, false
 	allZoneHints, forZone := true, false
@@ -112,7 +116,7 @@ func topologyMode(eps []Endpoint, nodeName, zone string) string {
 	return topologyNone
 }
 
-func availableForTopology(ep *Endpoint, mode, nodeName, zone string) bool {
+func availableForTopology(ep *nodetable.Endpoint, mode, nodeName, zone string) bool {
 	switch mode {
 	case topologyPreferSameNode:
 		return slices.Contains(ep.NodeHints, nodeName)
@@ -123,8 +127,8 @@ func availableForTopology(ep *Endpoint, mode, nodeName, zone string) bool {
 }
 
 // filterEndpoints keeps the order of eps, so its result stays sorted.
-func filterEndpoints(eps []Endpoint, keep func(*Endpoint) bool) []Endpoint {
-	var out []Endpoint
+func filterEndpoints(eps []nodetable.Endpoint, keep func(*nodetable.Endpoint) bool) []nodetable.Endpoint {
+	var out []nodetable.Endpoint
 	for i := range eps {
 		if keep(&eps[i]) {
 			out = append(out, eps[i])
@@ -134,10 +138,10 @@ func filterEndpoints(eps []Endpoint, keep func(*Endpoint) bool) []Endpoint {
 }
 
 // unionEndpoints merges two sorted lists by String(), without duplicates.
-func unionEndpoints(a, b []Endpoint) []Endpoint {
+func unionEndpoints(a, b []nodetable.Endpoint) []nodetable.Endpoint {
 	out := slices.Clone(a)
 	for _, ep := range b {
-		if !slices.ContainsFunc(out, func(x Endpoint) bool { return x.String() == ep.String() }) {
+		if !slices.ContainsFunc(out, func(x nodetable.Endpoint) bool { return x.String() == ep.String() }) {
 			out = append(out, ep)
 		}
 	}

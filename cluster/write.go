@@ -84,6 +84,6 @@ func (s *Snapshot) canonical() *Snapshot {
 	for i := range s.ServiceCIDRs {
 		c.ServiceCIDRs = append(c.ServiceCIDRs, *s.ServiceCIDRs[i].DeepCopy())
 	}
-	c.normalize()
+	c.Normalize()
 	return c
 }

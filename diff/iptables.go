@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -38,7 +38,7 @@ type IPTablesChange struct {
 // them: per table, chains created and replaced (by name), jump rules
 // inserted and deleted, then chains deleted.
 type IPTablesChangeSet struct {
-	Family  cluster.Family   `json:"family"`
+	Family  nodetable.Family `json:"family"`
 	Changes []IPTablesChange `json:"changes"`
 	// Kept lists owned chains that are not wanted but stay, emptied, because
 	// a rule the tool does not own still jumps to them.
@@ -330,6 +330,6 @@ func OwnedIPTablesBy(live *ipt.Ruleset, owns Owner) *ipt.Ruleset {
 // EmptyIPTables is the desired state of `reset`: the tool's tables with no
 // chains and no jump rules, so that everything it owns is removed (except
 // kubelet's shared KUBE-FIREWALL chain and the jumps to it).
-func EmptyIPTables(family cluster.Family) *ipt.Ruleset {
+func EmptyIPTables(family nodetable.Family) *ipt.Ruleset {
 	return &ipt.Ruleset{Family: family, Tables: []*ipt.Table{{Name: ipt.Filter}, {Name: ipt.NAT}}}
 }

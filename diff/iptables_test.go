@@ -6,13 +6,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
 func mustParse(t *testing.T, text string) *ipt.Ruleset {
 	t.Helper()
-	rs, err := ipt.Parse([]byte(text), cluster.IPv4)
+	rs, err := ipt.Parse([]byte(text), nodetable.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ COMMIT
 	if cs := IPTables(desired, live); !cs.Empty() {
 		t.Errorf("kubelet's KUBE-FIREWALL rules must be left alone: %+v", cs.Changes)
 	}
-	if cs := IPTables(EmptyIPTables(cluster.IPv4), live); !cs.Empty() {
+	if cs := IPTables(EmptyIPTables(nodetable.IPv4), live); !cs.Empty() {
 		t.Errorf("reset must leave KUBE-FIREWALL and its jumps: %+v", cs.Changes)
 	}
 }

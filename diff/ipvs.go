@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -125,7 +125,7 @@ const (
 // then what is removed (drains, real and virtual servers, addresses,
 // entries, sets no rule references any more, the device).
 type IPVSChangeSet struct {
-	Family   cluster.Family      `json:"family"`
+	Family   nodetable.Family    `json:"family"`
 	Device   IPVSDeviceChange    `json:"device,omitempty"`
 	Services []IPVSServiceChange `json:"services,omitempty"`
 	Sets     []IPVSSetChange     `json:"sets,omitempty"`
@@ -165,7 +165,7 @@ type IPVSOptions struct {
 
 // EmptyIPVS is the desired state of `reset`: no virtual servers, sets or
 // addresses, and no helper chains.
-func EmptyIPVS(family cluster.Family) *ipvs.Ruleset {
+func EmptyIPVS(family nodetable.Family) *ipvs.Ruleset {
 	return &ipvs.Ruleset{Family: family, IPTables: EmptyIPTables(family)}
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -46,9 +46,9 @@ func TestIPVSGracefulTermination(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			keep, gone := rs("10.244.0.5", 8080, 1), rs("10.244.1.7", 8080, tc.weight)
-			desired := &ipvs.Ruleset{Family: cluster.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(tc.proto, "10.96.0.10", 80, keep)},
+			desired := &ipvs.Ruleset{Family: nodetable.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(tc.proto, "10.96.0.10", 80, keep)},
 				Addresses: []netip.Addr{addr("10.96.0.10")}}
-			live := &ipvs.Ruleset{Family: cluster.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(tc.proto, "10.96.0.10", 80, keep, gone)},
+			live := &ipvs.Ruleset{Family: nodetable.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(tc.proto, "10.96.0.10", 80, keep, gone)},
 				Addresses: []netip.Addr{addr("10.96.0.10")}}
 			key := IPVSDestKey{IPVSKey(live.VirtualServers[0]), netip.AddrPortFrom(gone.Address, gone.Port)}
 			cs := IPVS(desired, live, IPVSOptions{DeviceExists: true, Conns: map[IPVSDestKey]IPVSConns{key: tc.conns}})
@@ -82,10 +82,10 @@ func TestIPVSGracefulTermination(t *testing.T) {
 // in place, keeping its open connections.
 func TestIPVSDrainingComesBack(t *testing.T) {
 	back := rs("10.244.1.7", 8080, 1)
-	desired := &ipvs.Ruleset{Family: cluster.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(ipvs.TCP, "10.96.0.10", 80, back)}}
+	desired := &ipvs.Ruleset{Family: nodetable.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(ipvs.TCP, "10.96.0.10", 80, back)}}
 	drained := back
 	drained.Weight = 0
-	live := &ipvs.Ruleset{Family: cluster.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(ipvs.TCP, "10.96.0.10", 80, drained)}}
+	live := &ipvs.Ruleset{Family: nodetable.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(ipvs.TCP, "10.96.0.10", 80, drained)}}
 	cs := IPVS(desired, live, IPVSOptions{DeviceExists: true})
 	if len(cs.Services) != 1 || len(cs.Services[0].Dests) != 1 || cs.Services[0].Dests[0].Verb != IPVSEditDest || cs.Services[0].Dests[0].Dest.Weight != 1 {
 		t.Fatalf("want an in-place weight edit back to 1; got %+v", cs.Services)
@@ -188,7 +188,7 @@ func TestIPVSReset(t *testing.T) {
 	live.VirtualServers = append(live.VirtualServers, foreign)
 	live.Sets = append(live.Sets, &ipvs.Set{Name: "cali40all-hosts", Type: ipvs.HashIP, Family: "inet"})
 
-	cs := IPVS(EmptyIPVS(cluster.IPv4), live, IPVSOptions{DeviceExists: true, Reset: true})
+	cs := IPVS(EmptyIPVS(nodetable.IPv4), live, IPVSOptions{DeviceExists: true, Reset: true})
 	after := replayIPVS(t, live, cs)
 	if len(after.VirtualServers) != 1 || IPVSKey(after.VirtualServers[0]) != IPVSKey(foreign) {
 		t.Errorf("virtual servers left: %v", after.VirtualServers)

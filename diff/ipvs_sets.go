@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -15,7 +15,7 @@ import (
 // IPVSSetNames returns the names of the ipsets the tool owns in a family,
 // sorted (render.OwnedIPVSSets). No other set is ever read, changed or
 // destroyed.
-func IPVSSetNames(family cluster.Family) []string { return render.OwnedIPVSSets(family) }
+func IPVSSetNames(family nodetable.Family) []string { return render.OwnedIPVSSets(family) }
 
 // ipvsDiffSets compares the owned sets: missing ones are created, sets no
 // longer desired (only in a reset: a render has them all) are destroyed,

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -86,7 +86,7 @@ func replayIPVS(t *testing.T, live *ipvs.Ruleset, cs *IPVSChangeSet) *ipvs.Rules
 	return out
 }
 
-func emptyLive(f cluster.Family) *ipvs.Ruleset {
+func emptyLive(f nodetable.Family) *ipvs.Ruleset {
 	return &ipvs.Ruleset{Family: f, IPTables: EmptyIPTables(f)}
 }
 
@@ -94,7 +94,7 @@ func emptyLive(f cluster.Family) *ipvs.Ruleset {
 // checks that the counts match the render and that a second diff is empty.
 func TestIPVSFromEmptyThenNothing(t *testing.T) {
 	desired := ipvsRender(t, 40, render.IPVSOptions{})
-	cs := IPVS(desired, emptyLive(cluster.IPv4), IPVSOptions{})
+	cs := IPVS(desired, emptyLive(nodetable.IPv4), IPVSOptions{})
 	s := cs.Summary()
 	dests, entries := 0, 0
 	for _, vs := range desired.VirtualServers {
@@ -111,7 +111,7 @@ func TestIPVSFromEmptyThenNothing(t *testing.T) {
 	if s.ChainsAdded == 0 || s.ServicesDeleted+s.DestinationsDeleted+s.ElementsRemoved+s.AddressesRemoved != 0 {
 		t.Errorf("summary %v: want helper chains added and nothing removed", s)
 	}
-	live := replayIPVS(t, emptyLive(cluster.IPv4), cs)
+	live := replayIPVS(t, emptyLive(nodetable.IPv4), cs)
 	again := IPVS(desired, live, IPVSOptions{DeviceExists: true})
 	if !again.Empty() {
 		t.Errorf("second diff not empty: %s", planOf(t, again))

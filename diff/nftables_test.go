@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -18,7 +18,7 @@ import (
 // nftTable is a synthetic table of n Services x 3 endpoints in which every
 // seventh Service has ClientIP affinity (per-endpoint chains and dynamic
 // sets) and every tenth is a NodePort.
-func nftTable(n int) *cluster.ServiceTable {
+func nftTable(n int) *nodetable.ServiceTable {
 	t := synthetic.Table(n, 3)
 	for i := range t.Ports {
 		if i%7 == 3 {
@@ -28,7 +28,7 @@ func nftTable(n int) *cluster.ServiceTable {
 	return t
 }
 
-func nftRender(t *cluster.ServiceTable) *nft.Ruleset {
+func nftRender(t *nodetable.ServiceTable) *nft.Ruleset {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
 	return render.NFTables(t, cfg)

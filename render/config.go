@@ -1,4 +1,4 @@
-// Package render turns a node-local cluster.ServiceTable and a Config into
+// Package render turns a node-local nodetable.ServiceTable and a Config into
 // the desired ruleset of one proxy mode. Every function here is pure: no
 // clients, no exec, no clock, no randomness. The same inputs always give the
 // same ruleset, byte for byte.
@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // DetectLocalMode says how "traffic from a local pod" is recognised, as
@@ -110,7 +110,7 @@ type localDetector struct {
 	available bool
 }
 
-func (c *Config) localDetector(t *cluster.ServiceTable) localDetector {
+func (c *Config) localDetector(t *nodetable.ServiceTable) localDetector {
 	switch c.DetectLocalMode {
 	case LocalModeBridgeInterface:
 		return localDetector{iface: c.BridgeInterface, available: true}
@@ -130,7 +130,7 @@ func (c *Config) localDetector(t *cluster.ServiceTable) localDetector {
 	return localDetector{}
 }
 
-func familyOfPrefix(p netip.Prefix) cluster.Family { return cluster.FamilyOf(p.Addr()) }
+func familyOfPrefix(p netip.Prefix) nodetable.Family { return nodetable.FamilyOf(p.Addr()) }
 
 // nodePorts is NodePortAddresses resolved for one family, as kube-proxy's
 // NodePortAddresses type resolves it.
@@ -144,7 +144,7 @@ type nodePorts struct {
 // resolveNodePorts expands keywords, keeps the family's CIDRs and matches
 // them against the host's addresses. defaultKeyword applies when the list is
 // empty ("all" for iptables, "primary" for nftables).
-func (c *Config) resolveNodePorts(t *cluster.ServiceTable, defaultKeyword string) nodePorts {
+func (c *Config) resolveNodePorts(t *nodetable.ServiceTable, defaultKeyword string) nodePorts {
 	raw := c.NodePortAddresses
 	if len(raw) == 0 {
 		raw = []string{defaultKeyword}
@@ -195,7 +195,7 @@ func expandNodePortKeyword(s string, nodeIPs []netip.Addr) []netip.Prefix {
 	case NodePortLocalhost:
 		return []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	case NodePortAll:
-		return []netip.Prefix{zeroPrefix(cluster.IPv4), zeroPrefix(cluster.IPv6)}
+		return []netip.Prefix{zeroPrefix(nodetable.IPv4), zeroPrefix(nodetable.IPv6)}
 	}
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
@@ -204,8 +204,8 @@ func expandNodePortKeyword(s string, nodeIPs []netip.Addr) []netip.Prefix {
 	return []netip.Prefix{p}
 }
 
-func zeroPrefix(f cluster.Family) netip.Prefix {
-	if f == cluster.IPv6 {
+func zeroPrefix(f nodetable.Family) netip.Prefix {
+	if f == nodetable.IPv6 {
 		return netip.PrefixFrom(netip.IPv6Unspecified(), 0)
 	}
 	return netip.PrefixFrom(netip.IPv4Unspecified(), 0)
@@ -213,10 +213,10 @@ func zeroPrefix(f cluster.Family) netip.Prefix {
 
 // hostAddresses returns the configured host addresses of the table's family,
 // or the node IPs plus loopback.
-func (c *Config) hostAddresses(t *cluster.ServiceTable) []netip.Addr {
+func (c *Config) hostAddresses(t *nodetable.ServiceTable) []netip.Addr {
 	var out []netip.Addr
 	for _, a := range c.HostAddresses {
-		if cluster.FamilyOf(a) == t.Family {
+		if nodetable.FamilyOf(a) == t.Family {
 			out = append(out, a)
 		}
 	}
@@ -224,7 +224,7 @@ func (c *Config) hostAddresses(t *cluster.ServiceTable) []netip.Addr {
 		return out
 	}
 	out = append(out, t.Node.IPs...)
-	if t.Family == cluster.IPv6 {
+	if t.Family == nodetable.IPv6 {
 		return append(out, netip.IPv6Loopback())
 	}
 	return append(out, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
@@ -233,11 +233,11 @@ func (c *Config) hostAddresses(t *cluster.ServiceTable) []netip.Addr {
 // primaryNodeIP is the proxier's node IP for the table's family: the first
 // node IP, or loopback when none is known, as kube-proxy's detectNodeIPs
 // falls back. It decides whether LoadBalancerSourceRanges admit the node.
-func primaryNodeIP(t *cluster.ServiceTable) netip.Addr {
+func primaryNodeIP(t *nodetable.ServiceTable) netip.Addr {
 	if len(t.Node.IPs) > 0 {
 		return t.Node.IPs[0]
 	}
-	if t.Family == cluster.IPv6 {
+	if t.Family == nodetable.IPv6 {
 		return netip.IPv6Loopback()
 	}
 	return netip.AddrFrom4([4]byte{127, 0, 0, 1})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -26,7 +26,7 @@ type goldenRuleset[R any] interface {
 // family, and the mode's text form.
 type goldenMode[R goldenRuleset[R]] struct {
 	section  string
-	render   func(t *cluster.ServiceTable, cfg render.Config) R
+	render   func(t *nodetable.ServiceTable, cfg render.Config) R
 	encode   func(io.Writer, []R) error
 	parse    func([]byte) ([]R, error)
 	validate func(R) error // optional
@@ -42,7 +42,7 @@ var (
 	}
 	ipvsGolden = goldenMode[*ipvs.Ruleset]{
 		section: "ipvs", encode: ipvs.EncodeAll, parse: ipvs.ParseAll,
-		render: func(t *cluster.ServiceTable, cfg render.Config) *ipvs.Ruleset {
+		render: func(t *nodetable.ServiceTable, cfg render.Config) *ipvs.Ruleset {
 			return render.IPVS(t, cfg, render.IPVSOptions{})
 		},
 	}
@@ -50,7 +50,7 @@ var (
 	// interface, the default port range.
 	userspaceGolden = goldenMode[*userspace.Ruleset]{
 		section: "userspace", encode: userspace.EncodeAll, parse: userspace.ParseAll,
-		render: func(t *cluster.ServiceTable, cfg render.Config) *userspace.Ruleset {
+		render: func(t *nodetable.ServiceTable, cfg render.Config) *userspace.Ruleset {
 			return render.Userspace(t, cfg, render.UserspaceOptions{})
 		},
 	}

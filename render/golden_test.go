@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -70,7 +71,7 @@ func loadGoldenCases(t *testing.T) []*goldenCase {
 }
 
 // tables decodes the case's input and builds its node-local tables.
-func (gc *goldenCase) tables(t *testing.T, input []byte) *cluster.Tables {
+func (gc *goldenCase) tables(t *testing.T, input []byte) *nodetable.Tables {
 	t.Helper()
 	snap, err := cluster.Decode(gc.name+"/input.yaml", input)
 	if err != nil {
@@ -93,10 +94,10 @@ func (gc *goldenCase) tables(t *testing.T, input []byte) *cluster.Tables {
 	return tables
 }
 
-func (gc *goldenCase) families() []cluster.Family {
-	var out []cluster.Family
+func (gc *goldenCase) families() []nodetable.Family {
+	var out []nodetable.Family
 	for _, f := range gc.cfg.Families {
-		out = append(out, cluster.Family(f))
+		out = append(out, nodetable.Family(f))
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -63,7 +63,7 @@ func (j jumpRule) rule() ipt.Rule {
 
 // iptablesState accumulates the chains of one render.
 type iptablesState struct {
-	t      *cluster.ServiceTable
+	t      *nodetable.ServiceTable
 	cfg    *Config
 	v6     bool
 	mark   string
@@ -88,7 +88,7 @@ func (s *iptablesState) rb() *ipt.Builder { return s.builder.Reset() }
 // KUBE-EXTERNAL-SERVICES, KUBE-PROXY-FIREWALL) follow the table's order:
 // by "namespace/name:port", then protocol. kube-proxy's own order there is
 // Go map order.
-func IPTables(t *cluster.ServiceTable, cfg Config) *ipt.Ruleset {
+func IPTables(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
 	s := newIPTablesState(t, &cfg)
 	s.writeFixedRules()
 	for i := range t.Ports {
@@ -98,11 +98,11 @@ func IPTables(t *cluster.ServiceTable, cfg Config) *ipt.Ruleset {
 	return s.ruleset()
 }
 
-func newIPTablesState(t *cluster.ServiceTable, cfg *Config) *iptablesState {
+func newIPTablesState(t *nodetable.ServiceTable, cfg *Config) *iptablesState {
 	s := &iptablesState{
 		t:       t,
 		cfg:     cfg,
-		v6:      t.Family == cluster.IPv6,
+		v6:      t.Family == nodetable.IPv6,
 		mark:    cfg.masqueradeMark(),
 		local:   cfg.localDetector(t),
 		np:      cfg.resolveNodePorts(t, NodePortAll),
@@ -256,7 +256,7 @@ func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
 // LocalhostNodePorts reports whether NodePorts answer on 127.0.0.1 for this
 // table, which needs the route_localnet sysctl (IPv4 iptables mode only).
-func LocalhostNodePorts(t *cluster.ServiceTable, cfg Config) bool {
+func LocalhostNodePorts(t *nodetable.ServiceTable, cfg Config) bool {
 	np := cfg.resolveNodePorts(t, NodePortAll)
-	return cfg.LocalhostNodePorts && np.containsIPv4Loopback && t.Family == cluster.IPv4
+	return cfg.LocalhostNodePorts && np.containsIPv4Loopback && t.Family == nodetable.IPv4
 }

@@ -5,14 +5,14 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
 // svcPlan is what kube-proxy's syncProxyRules decides for one service port
 // before it writes any rule.
 type svcPlan struct {
-	sp       *cluster.ServicePort
+	sp       *nodetable.ServicePort
 	name     string // "ns/svc:port"
 	proto    string // "tcp"
 	chains   servicePortChains
@@ -27,7 +27,7 @@ type svcPlan struct {
 	externalFilterTarget, externalFilterComment string
 }
 
-func planServicePort(sp *cluster.ServicePort) *svcPlan {
+func planServicePort(sp *nodetable.ServicePort) *svcPlan {
 	p := &svcPlan{sp: sp, name: sp.Name.String(), proto: sp.Name.Protocol.Lower(), chains: chainsFor(sp.Name)}
 	p.hasEndpoints = sp.HasEndpoints
 	p.usesCluster = len(sp.ClusterEndpoints) > 0 && sp.UsesClusterEndpoints()
@@ -80,7 +80,7 @@ type endpointNames struct {
 	chain string // KUBE-SEP-...
 }
 
-func (s *iptablesState) names(p *svcPlan, ep cluster.Endpoint) endpointNames {
+func (s *iptablesState) names(p *svcPlan, ep nodetable.Endpoint) endpointNames {
 	key := netip.AddrPortFrom(ep.IP, uint16(ep.Port))
 	if n, ok := s.epNames[key]; ok {
 		return n
@@ -91,7 +91,7 @@ func (s *iptablesState) names(p *svcPlan, ep cluster.Endpoint) endpointNames {
 	return n
 }
 
-func (s *iptablesState) writeServicePort(sp *cluster.ServicePort) {
+func (s *iptablesState) writeServicePort(sp *nodetable.ServicePort) {
 	clear(s.epNames)
 	p := planServicePort(sp)
 	s.writeDispatch(p)
@@ -264,7 +264,7 @@ func (s *iptablesState) writeFirewallChain(p *svcPlan) {
 
 // writeEndpointDispatch fills a KUBE-SVC or KUBE-SVL chain: affinity checks
 // first, then one random-probability jump per endpoint.
-func (s *iptablesState) writeEndpointDispatch(p *svcPlan, chain string, eps []cluster.Endpoint) {
+func (s *iptablesState) writeEndpointDispatch(p *svcPlan, chain string, eps []nodetable.Endpoint) {
 	s.declareNAT(chain)
 	if p.sp.SessionAffinity() {
 		for _, ep := range eps {
@@ -288,7 +288,7 @@ func (s *iptablesState) writeEndpointDispatch(p *svcPlan, chain string, eps []cl
 
 // writeEndpointChain writes one KUBE-SEP chain: hairpin masquerade, affinity
 // bookkeeping and the DNAT.
-func (s *iptablesState) writeEndpointChain(p *svcPlan, ep cluster.Endpoint) {
+func (s *iptablesState) writeEndpointChain(p *svcPlan, ep nodetable.Endpoint) {
 	names := s.names(p, ep)
 	sep := names.chain
 	s.declareNAT(sep)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -69,7 +69,7 @@ type lbEntry struct {
 
 // ipvsState accumulates one render.
 type ipvsState struct {
-	t         *cluster.ServiceTable
+	t         *nodetable.ServiceTable
 	cfg       *Config
 	sched     string
 	nodeAddrs []netip.Addr // the node's addresses off kube-ipvs0 (nodeAddressSet)
@@ -87,7 +87,7 @@ type ipvsState struct {
 // address, port; sets by name; set entries as strings; addresses ascending.
 // kube-proxy itself walks Go maps. When two Service ports claim the same
 // virtual server, the first in table order wins (kube-proxy: the last synced).
-func IPVS(t *cluster.ServiceTable, cfg Config, opts IPVSOptions) *ipvs.Ruleset {
+func IPVS(t *nodetable.ServiceTable, cfg Config, opts IPVSOptions) *ipvs.Ruleset {
 	s := &ipvsState{
 		t: t, cfg: &cfg, sched: opts.scheduler(),
 		vs:   map[vsKey]*ipvs.VirtualServer{},
@@ -157,7 +157,7 @@ func ipPortNet(ip netip.Addr, proto string, port int32, net netip.Prefix) string
 	return ipPort(ip, proto, port) + "," + n.String()
 }
 
-func (s *ipvsState) writeServicePort(sp *cluster.ServicePort) {
+func (s *ipvsState) writeServicePort(sp *nodetable.ServicePort) {
 	proto := sp.Name.Protocol.Lower()
 	for _, ep := range sp.AllEndpoints {
 		if ep.Local && ep.IP.IsValid() && ep.Port != 0 {
@@ -192,14 +192,14 @@ func (s *ipvsState) writeServicePort(sp *cluster.ServicePort) {
 
 // addBoundVirtualServer adds an external or LB virtual server and binds its
 // address to kube-ipvs0 unless the node already has it.
-func (s *ipvsState) addBoundVirtualServer(sp *cluster.ServicePort, ip netip.Addr) {
+func (s *ipvsState) addBoundVirtualServer(sp *nodetable.ServicePort, ip netip.Addr) {
 	s.addVirtualServer(sp, ip, sp.Port, sp.ExternalPolicyLocal)
 	if !slices.Contains(s.nodeAddrs, ip) {
 		s.bind[ip] = struct{}{}
 	}
 }
 
-func (s *ipvsState) writeLoadBalancerIP(sp *cluster.ServicePort, ip netip.Addr, proto string) {
+func (s *ipvsState) writeLoadBalancerIP(sp *nodetable.ServicePort, ip netip.Addr, proto string) {
 	entry := ipPort(ip, proto, sp.Port)
 	s.add(SetLoadBalancer, entry)
 	if sp.ExternalPolicyLocal {
@@ -229,7 +229,7 @@ var nodePortSets = map[string][2]string{
 	"sctp": {SetNodePortSCTP, SetNodePortLocalSCTP},
 }
 
-func (s *ipvsState) writeNodePort(sp *cluster.ServicePort, proto string) {
+func (s *ipvsState) writeNodePort(sp *nodetable.ServicePort, proto string) {
 	var entries []string
 	if proto == "sctp" {
 		for _, ip := range s.npIPs {
@@ -253,7 +253,7 @@ func (s *ipvsState) writeNodePort(sp *cluster.ServicePort, proto string) {
 // addVirtualServer adds one virtual server with the real servers kube-proxy's
 // syncEndpoint picks: the local endpoints when onlyLocal and there are any,
 // else the cluster endpoints; every one with weight 1.
-func (s *ipvsState) addVirtualServer(sp *cluster.ServicePort, addr netip.Addr, port int32, onlyLocal bool) {
+func (s *ipvsState) addVirtualServer(sp *nodetable.ServicePort, addr netip.Addr, port int32, onlyLocal bool) {
 	key := vsKey{ipvs.Protocol(sp.Name.Protocol.Lower()), netip.AddrPortFrom(addr, uint16(port))}
 	if _, dup := s.vs[key]; dup {
 		return
@@ -293,7 +293,7 @@ func (s *ipvsState) virtualServers() []*ipvs.VirtualServer {
 // ipsets returns all of kube-proxy's sets, empty ones included, by name.
 func (s *ipvsState) ipsets() []*ipvs.Set {
 	family := "inet"
-	if s.t.Family == cluster.IPv6 {
+	if s.t.Family == nodetable.IPv6 {
 		family = "inet6"
 	}
 	out := make([]*ipvs.Set, 0, len(ipvsSetInfo))

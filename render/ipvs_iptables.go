@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -119,8 +119,8 @@ func (s *ipvsState) helperChains() *ipt.Ruleset {
 	}}
 }
 
-func loopbackPrefix(f cluster.Family) netip.Prefix {
-	if f == cluster.IPv6 {
+func loopbackPrefix(f nodetable.Family) netip.Prefix {
+	if f == nodetable.IPv6 {
 		return netip.MustParsePrefix("::1/128")
 	}
 	return netip.MustParsePrefix("127.0.0.0/8")
@@ -188,7 +188,7 @@ func (r *ipvsRules) writeFilterRules() {
 		r.add(ipt.Filter, IPVSChainFilter, r.matchSet(r.rb(), f.set, f.match).Jump("RETURN"))
 	}
 	reject := "--reject-with icmp-port-unreachable"
-	if s.t.Family == cluster.IPv6 {
+	if s.t.Family == nodetable.IPv6 {
 		reject = "--reject-with icmp6-port-unreachable"
 	}
 	b := r.matchSet(r.rb().Match("conntrack", "--ctstate NEW"), SetIPVSIPs, "dst")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -51,7 +51,7 @@ func loadIPVSHelpers(t *testing.T, rs *ipvs.Ruleset) {
 	}
 	rules := withoutIPVSMatch(rs.IPTables)
 	bin := "iptables"
-	if rs.Family == cluster.IPv6 {
+	if rs.Family == nodetable.IPv6 {
 		bin = "ip6tables"
 	}
 	script := `ipset restore <<'EOF'

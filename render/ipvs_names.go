@@ -3,7 +3,7 @@ package render
 import (
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -74,8 +74,8 @@ var ipvsSetInfo = []struct {
 }
 
 // IPVSSetName returns the kernel name of one of kube-proxy's sets in a family.
-func IPVSSetName(base string, family cluster.Family) string {
-	if family != cluster.IPv6 || !strings.HasPrefix(base, "KUBE-") {
+func IPVSSetName(base string, family nodetable.Family) string {
+	if family != nodetable.IPv6 || !strings.HasPrefix(base, "KUBE-") {
 		return base
 	}
 	name := "KUBE-6-" + strings.TrimPrefix(base, "KUBE-")

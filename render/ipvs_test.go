@@ -6,27 +6,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
-func ep(ip string, local bool) cluster.Endpoint {
-	return cluster.Endpoint{IP: netip.MustParseAddr(ip), Port: 8080, Local: local, Ready: true, Serving: true}
+func ep(ip string, local bool) nodetable.Endpoint {
+	return nodetable.Endpoint{IP: netip.MustParseAddr(ip), Port: 8080, Local: local, Ready: true, Serving: true}
 }
 
 // ipvsTable is one node (192.168.77.10) with one TCP service port.
-func ipvsTable(sp cluster.ServicePort) *cluster.ServiceTable {
-	fam := cluster.FamilyOf(sp.ClusterIP)
+func ipvsTable(sp nodetable.ServicePort) *nodetable.ServiceTable {
+	fam := nodetable.FamilyOf(sp.ClusterIP)
 	node := netip.MustParseAddr("192.168.77.10")
-	if fam == cluster.IPv6 {
+	if fam == nodetable.IPv6 {
 		node = netip.MustParseAddr("fd00:77::10")
 	}
-	sp.Name = cluster.ServicePortName{Namespace: "ns", Name: "svc", Port: "http", Protocol: cmpOr(sp.Name.Protocol, cluster.TCP)}
+	sp.Name = nodetable.ServicePortName{Namespace: "ns", Name: "svc", Port: "http", Protocol: cmpOr(sp.Name.Protocol, nodetable.TCP)}
 	if sp.Port == 0 {
 		sp.Port = 80
 	}
-	return &cluster.ServiceTable{Family: fam, Node: cluster.Node{Name: "node1", IPs: []netip.Addr{node}}, Ports: []cluster.ServicePort{sp}}
+	return &nodetable.ServiceTable{Family: fam, Node: nodetable.Node{Name: "node1", IPs: []netip.Addr{node}}, Ports: []nodetable.ServicePort{sp}}
 }
 
 func cmpOr[T comparable](a, b T) T {
@@ -68,7 +68,7 @@ func TestIPVSSchedulerValidation(t *testing.T) {
 }
 
 func TestIPVSSchedulerFlagsAndPersistence(t *testing.T) {
-	sp := cluster.ServicePort{ClusterIP: netip.MustParseAddr("10.96.0.10"), AffinityTimeoutSeconds: 10800}
+	sp := nodetable.ServicePort{ClusterIP: netip.MustParseAddr("10.96.0.10"), AffinityTimeoutSeconds: 10800}
 	cfg := render.DefaultConfig()
 	rs := render.IPVS(ipvsTable(sp), cfg, render.IPVSOptions{Scheduler: "mh"})
 	vs := mustVS(t, rs, "10.96.0.10", 80)
@@ -78,7 +78,7 @@ func TestIPVSSchedulerFlagsAndPersistence(t *testing.T) {
 	if !strings.Contains(rs.String(), "-A -t 10.96.0.10:80 -s mh -p 10800 -b mh-port\n") {
 		t.Errorf("text:\n%s", rs)
 	}
-	vs = mustVS(t, render.IPVS(ipvsTable(cluster.ServicePort{ClusterIP: sp.ClusterIP}), cfg, render.IPVSOptions{}), "10.96.0.10", 80)
+	vs = mustVS(t, render.IPVS(ipvsTable(nodetable.ServicePort{ClusterIP: sp.ClusterIP}), cfg, render.IPVSOptions{}), "10.96.0.10", 80)
 	if vs.Scheduler != "rr" || vs.Flags != 0 || vs.Timeout != 0 {
 		t.Errorf("default: got %+v", vs)
 	}
@@ -86,11 +86,11 @@ func TestIPVSSchedulerFlagsAndPersistence(t *testing.T) {
 
 func TestIPVSExternalPolicyLocal(t *testing.T) {
 	local, remote := ep("10.244.0.5", true), ep("10.244.1.5", false)
-	sp := cluster.ServicePort{
+	sp := nodetable.ServicePort{
 		ClusterIP: netip.MustParseAddr("10.96.0.10"), NodePort: 30080,
 		LoadBalancerVIPs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}, ExternalPolicyLocal: true,
-		AllEndpoints: []cluster.Endpoint{local, remote}, ClusterEndpoints: []cluster.Endpoint{local, remote},
-		LocalEndpoints: []cluster.Endpoint{local}, HasEndpoints: true,
+		AllEndpoints: []nodetable.Endpoint{local, remote}, ClusterEndpoints: []nodetable.Endpoint{local, remote},
+		LocalEndpoints: []nodetable.Endpoint{local}, HasEndpoints: true,
 	}
 	rs := render.IPVS(ipvsTable(sp), render.DefaultConfig(), render.IPVSOptions{})
 	if got := realServers(mustVS(t, rs, "10.96.0.10", 80)); !slices.Equal(got, []string{"10.244.0.5:8080", "10.244.1.5:8080"}) {
@@ -107,7 +107,7 @@ func TestIPVSExternalPolicyLocal(t *testing.T) {
 	wantEntries(t, rs, "KUBE-LOOP-BACK", "10.244.0.5,tcp:8080,10.244.0.5")
 
 	// No local endpoint: kube-proxy's syncEndpoint falls back to the cluster endpoints.
-	sp.LocalEndpoints, sp.AllEndpoints, sp.ClusterEndpoints = nil, []cluster.Endpoint{remote}, []cluster.Endpoint{remote}
+	sp.LocalEndpoints, sp.AllEndpoints, sp.ClusterEndpoints = nil, []nodetable.Endpoint{remote}, []nodetable.Endpoint{remote}
 	rs = render.IPVS(ipvsTable(sp), render.DefaultConfig(), render.IPVSOptions{})
 	if got := realServers(mustVS(t, rs, "192.0.2.1", 80)); !slices.Equal(got, []string{"10.244.1.5:8080"}) {
 		t.Errorf("no local endpoints: real servers %v", got)
@@ -126,7 +126,7 @@ func wantEntries(t *testing.T, rs *ipvs.Ruleset, set string, entries ...string) 
 }
 
 func TestIPVSLoadBalancerSourceRanges(t *testing.T) {
-	sp := cluster.ServicePort{
+	sp := nodetable.ServicePort{
 		ClusterIP: netip.MustParseAddr("10.96.0.10"), LoadBalancerVIPs: []netip.Addr{netip.MustParseAddr("192.0.2.1")},
 		LoadBalancerSourceRanges: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("198.51.100.7/32")},
 	}
@@ -148,7 +148,7 @@ func TestIPVSLoadBalancerSourceRanges(t *testing.T) {
 }
 
 func TestIPVSNoEndpoints(t *testing.T) {
-	sp := cluster.ServicePort{ClusterIP: netip.MustParseAddr("10.96.0.10"), NodePort: 30080}
+	sp := nodetable.ServicePort{ClusterIP: netip.MustParseAddr("10.96.0.10"), NodePort: 30080}
 	rs := render.IPVS(ipvsTable(sp), render.DefaultConfig(), render.IPVSOptions{})
 	// kube-proxy creates the virtual servers anyway, with no real servers.
 	for _, a := range []netip.AddrPort{netip.MustParseAddrPort("10.96.0.10:80"), netip.MustParseAddrPort("192.168.77.10:30080")} {
@@ -163,9 +163,9 @@ func TestIPVSNoEndpoints(t *testing.T) {
 
 func TestIPVSDualStackNames(t *testing.T) {
 	e := ep("fd00:244::5", true)
-	sp := cluster.ServicePort{
-		ClusterIP: netip.MustParseAddr("fd00:96::10"), NodePort: 30080, Name: cluster.ServicePortName{Protocol: cluster.SCTP},
-		AllEndpoints: []cluster.Endpoint{e}, ClusterEndpoints: []cluster.Endpoint{e}, HasEndpoints: true,
+	sp := nodetable.ServicePort{
+		ClusterIP: netip.MustParseAddr("fd00:96::10"), NodePort: 30080, Name: nodetable.ServicePortName{Protocol: nodetable.SCTP},
+		AllEndpoints: []nodetable.Endpoint{e}, ClusterEndpoints: []nodetable.Endpoint{e}, HasEndpoints: true,
 	}
 	rs := render.IPVS(ipvsTable(sp), render.DefaultConfig(), render.IPVSOptions{})
 	for _, s := range rs.Sets {
@@ -181,7 +181,7 @@ func TestIPVSDualStackNames(t *testing.T) {
 	if !strings.Contains(rs.String(), "-a --sctp-service [fd00:96::10]:80 -r [fd00:244::5]:8080 -m -w 1\n") {
 		t.Errorf("text:\n%s", rs)
 	}
-	if got := render.IPVSSetName(render.SetLoadBalancerSourceCIDR, cluster.IPv6); got != "KUBE-6-LOAD-BALANCER-SOURCE-CID" {
+	if got := render.IPVSSetName(render.SetLoadBalancerSourceCIDR, nodetable.IPv6); got != "KUBE-6-LOAD-BALANCER-SOURCE-CID" {
 		t.Errorf("truncated name %q", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -29,10 +29,10 @@ func requireRoot(t *testing.T, tools ...string) {
 // kernelRoundTrip loads text with iptables-restore into a fresh network
 // namespace that lives only as long as the command, and returns what
 // iptables-save then prints.
-func kernelRoundTrip(t *testing.T, backend string, family cluster.Family, text string) *ipt.Ruleset {
+func kernelRoundTrip(t *testing.T, backend string, family nodetable.Family, text string) *ipt.Ruleset {
 	t.Helper()
 	bin := "iptables"
-	if family == cluster.IPv6 {
+	if family == nodetable.IPv6 {
 		bin = "ip6tables"
 	}
 	script := bin + "-" + backend + "-restore && " + bin + "-" + backend + "-save"

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -48,7 +48,7 @@ type servicePortChains struct {
 	cluster, local, firewall, external string
 }
 
-func chainsFor(name cluster.ServicePortName) servicePortChains {
+func chainsFor(name nodetable.ServicePortName) servicePortChains {
 	h := portProtoHash(name.String(), name.Protocol.Lower())
 	return servicePortChains{
 		cluster:  PrefixServiceCluster + h,
@@ -59,7 +59,7 @@ func chainsFor(name cluster.ServicePortName) servicePortChains {
 }
 
 // endpointChain returns the KUBE-SEP- chain of one endpoint of one service port.
-func endpointChain(name cluster.ServicePortName, ep cluster.Endpoint) string {
+func endpointChain(name nodetable.ServicePortName, ep nodetable.Endpoint) string {
 	return PrefixEndpoint + portProtoHash(name.String(), name.Protocol.Lower(), ep.String())
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -55,7 +55,7 @@ var nftJumps = []nftJump{
 
 // nftState accumulates one render.
 type nftState struct {
-	t      *cluster.ServiceTable
+	t      *nodetable.ServiceTable
 	cfg    *Config
 	ipX    string // "ip" or "ip6"
 	addrT  string // "ipv4_addr" or "ipv6_addr"
@@ -83,7 +83,7 @@ type nftLocal struct {
 // "namespace/name:port", then protocol), where kube-proxy's own order is Go
 // map order. Elements are sorted as nft.Ruleset.SortElements sorts them;
 // where two Service ports claim one key, the first in table order wins.
-func NFTables(t *cluster.ServiceTable, cfg Config) *nft.Ruleset {
+func NFTables(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 	s := newNFTState(t, &cfg)
 	s.writeSkeleton()
 	for i := range t.Ports {
@@ -95,7 +95,7 @@ func NFTables(t *cluster.ServiceTable, cfg Config) *nft.Ruleset {
 	return s.rs
 }
 
-func newNFTState(t *cluster.ServiceTable, cfg *Config) *nftState {
+func newNFTState(t *nodetable.ServiceTable, cfg *Config) *nftState {
 	s := &nftState{
 		t:      t,
 		cfg:    cfg,
@@ -106,12 +106,12 @@ func newNFTState(t *cluster.ServiceTable, cfg *Config) *nftState {
 	}
 	s.masq = "meta mark set meta mark | " + nftMark(cfg.MasqueradeBit)
 	s.nodeIP = primaryNodeIP(t)
-	if t.Family == cluster.IPv6 {
+	if t.Family == nodetable.IPv6 {
 		s.ipX, s.addrT = "ip6", "ipv6_addr"
 	}
 	s.local = s.localDetector()
 	family := nft.IPv4
-	if t.Family == cluster.IPv6 {
+	if t.Family == nodetable.IPv6 {
 		family = nft.IPv6
 	}
 	s.rs = &nft.Ruleset{Family: family, Table: NFTablesTable, Comment: nftTableComment}
@@ -214,7 +214,7 @@ func (s *nftState) nodePortMatch() string {
 
 // loopback is how kube-proxy spells the loopback range it excludes.
 func (s *nftState) loopback() string {
-	if s.t.Family == cluster.IPv6 {
+	if s.t.Family == nodetable.IPv6 {
 		return "::1"
 	}
 	return "127.0.0.0/8"

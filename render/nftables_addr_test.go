@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // TestNFTAnonymousAddrSet checks the spelling against what nft 1.0.6 listed
@@ -37,17 +37,17 @@ func TestNFTAnonymousAddrSet(t *testing.T) {
 }
 
 func TestNFTNames(t *testing.T) {
-	n := cluster.ServicePortName{Namespace: "ns1", Name: "svc1", Port: "http", Protocol: cluster.TCP}
+	n := nodetable.ServicePortName{Namespace: "ns1", Name: "svc1", Port: "http", Protocol: nodetable.TCP}
 	if got := nftChainsFor(n).cluster; got != "service-VTO5ESCN-ns1/svc1/tcp/http" {
 		t.Errorf("service chain = %s", got)
 	}
-	ep := cluster.Endpoint{IP: netip.MustParseAddr("10.244.0.9"), Port: 8080}
-	aff := cluster.ServicePortName{Namespace: "ns1", Name: "svc-aff", Port: "http", Protocol: cluster.TCP}
+	ep := nodetable.Endpoint{IP: netip.MustParseAddr("10.244.0.9"), Port: 8080}
+	aff := nodetable.ServicePortName{Namespace: "ns1", Name: "svc-aff", Port: "http", Protocol: nodetable.TCP}
 	if got := nftEndpointBase(aff, ep); got != "74APBPXK-ns1/svc-aff/tcp/http__10.244.0.9/8080" {
 		t.Errorf("endpoint base = %s", got)
 	}
-	long := cluster.ServicePortName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 63), Port: strings.Repeat("p", 63), Protocol: cluster.SCTP}
-	v6 := cluster.Endpoint{IP: netip.MustParseAddr("fd00:1111:2222:3333:4444:5555:6666:7777"), Port: 65535}
+	long := nodetable.ServicePortName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 63), Port: strings.Repeat("p", 63), Protocol: nodetable.SCTP}
+	v6 := nodetable.Endpoint{IP: netip.MustParseAddr("fd00:1111:2222:3333:4444:5555:6666:7777"), Port: 65535}
 	got := nftEndpointBase(long, v6)
 	if len(got) != nftNameBaseMax || !strings.HasSuffix(got, "...") {
 		t.Errorf("long endpoint base has %d characters: %s", len(got), got)

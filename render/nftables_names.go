@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -67,13 +67,13 @@ func nftHashAndTruncate(name string) string {
 }
 
 // nftServicePortBase is servicePortChainNameBase: "HASH-ns/svc/proto/port".
-func nftServicePortBase(n cluster.ServicePortName) string {
+func nftServicePortBase(n nodetable.ServicePortName) string {
 	return nftHashAndTruncate(n.Namespace + "/" + n.Name + "/" + n.Protocol.Lower() + "/" + n.Port)
 }
 
 // nftEndpointBase is servicePortEndpointChainNameBase:
 // "HASH-ns/svc/proto/port__ip/port", with an IPv6 address's colons as dots.
-func nftEndpointBase(n cluster.ServicePortName, ep cluster.Endpoint) string {
+func nftEndpointBase(n nodetable.ServicePortName, ep nodetable.Endpoint) string {
 	ip := strings.ReplaceAll(ep.IP.String(), ":", ".")
 	return nftHashAndTruncate(n.Namespace + "/" + n.Name + "/" + n.Protocol.Lower() + "/" + n.Port +
 		"__" + ip + "/" + strconv.Itoa(int(ep.Port)))
@@ -84,7 +84,7 @@ type nftServiceChains struct {
 	cluster, local, external, firewall string
 }
 
-func nftChainsFor(n cluster.ServicePortName) nftServiceChains {
+func nftChainsFor(n nodetable.ServicePortName) nftServiceChains {
 	base := nftServicePortBase(n)
 	return nftServiceChains{
 		cluster:  NFTPrefixService + base,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -18,7 +18,7 @@ const nftAffinitySetSize = 65535
 // nftPlan is what kube-proxy's nftables syncProxyRules decides for one
 // service port before it writes anything.
 type nftPlan struct {
-	sp      *cluster.ServicePort
+	sp      *nodetable.ServicePort
 	proto   string // "tcp"
 	port    string // the service port, "80"
 	comment string // "ns/svc:port", for no-endpoint elements
@@ -32,7 +32,7 @@ type nftPlan struct {
 	epBase                           map[netip.AddrPort]string
 }
 
-func planNFT(sp *cluster.ServicePort) *nftPlan {
+func planNFT(sp *nodetable.ServicePort) *nftPlan {
 	p := &nftPlan{
 		sp: sp, proto: sp.Name.Protocol.Lower(), port: strconv.Itoa(int(sp.Port)),
 		comment: truncateNFTComment(sp.Name.String()), chains: nftChainsFor(sp.Name),
@@ -74,7 +74,7 @@ func planNFT(sp *cluster.ServicePort) *nftPlan {
 }
 
 // endpointBase returns the hashed base of an endpoint's chain and affinity set.
-func (p *nftPlan) endpointBase(ep cluster.Endpoint) string {
+func (p *nftPlan) endpointBase(ep nodetable.Endpoint) string {
 	if b, ok := p.epBase[netip.AddrPortFrom(ep.IP, uint16(ep.Port))]; ok {
 		return b
 	}
@@ -83,7 +83,7 @@ func (p *nftPlan) endpointBase(ep cluster.Endpoint) string {
 
 // writeServicePort writes one service port's elements, chains and sets in
 // the order kube-proxy's sync loop creates them.
-func (s *nftState) writeServicePort(sp *cluster.ServicePort) {
+func (s *nftState) writeServicePort(sp *nodetable.ServicePort) {
 	p := planNFT(sp)
 	affinity := sp.SessionAffinity()
 	for _, ep := range sp.ReachableEndpoints {
@@ -217,7 +217,7 @@ func (s *nftState) writeFirewallChain(p *nftPlan) {
 
 // writeDNAT fills a service- or local- chain of a service without
 // affinity: one DNAT, or numgen over an anonymous map of endpoints.
-func (s *nftState) writeDNAT(p *nftPlan, chain string, eps []cluster.Endpoint) {
+func (s *nftState) writeDNAT(p *nftPlan, chain string, eps []nodetable.Endpoint) {
 	if len(eps) == 1 {
 		s.rule(chain, "meta l4proto "+p.proto+" dnat to "+eps[0].String())
 		return
@@ -259,7 +259,7 @@ func (s *nftState) writeAffinity(p *nftPlan) {
 	}
 }
 
-func (s *nftState) writeJumps(p *nftPlan, chain string, eps []cluster.Endpoint) {
+func (s *nftState) writeJumps(p *nftPlan, chain string, eps []nodetable.Endpoint) {
 	var b strings.Builder
 	b.WriteString("numgen random mod " + strconv.Itoa(len(eps)) + " vmap { ")
 	for i, ep := range eps {

@@ -3,7 +3,7 @@ package render
 import (
 	"slices"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
@@ -57,7 +57,7 @@ func IsIPTablesDispatchChain(table ipt.TableName, chain string) bool {
 // OwnedIPVSSets returns the names of the ipsets the ipvs mode owns in a
 // family, sorted: every set of kube-proxy's ipsetInfo table, which a
 // render always holds.
-func OwnedIPVSSets(family cluster.Family) []string {
+func OwnedIPVSSets(family nodetable.Family) []string {
 	out := make([]string, 0, len(ipvsSetInfo))
 	for _, s := range ipvsSetInfo {
 		out = append(out, IPVSSetName(s.name, family))

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -41,7 +42,7 @@ func TestIPTablesMatchesKubeProxy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := ipt.Parse(saved, cluster.IPv4)
+			want, err := ipt.Parse(saved, nodetable.IPv4)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
@@ -82,7 +82,7 @@ type userspaceState struct {
 // detection). Service ports that get no proxy port because the range is
 // full are listed with proxy port 0 and get no rules; userspace.Allocate
 // reports them as an error.
-func Userspace(t *cluster.ServiceTable, cfg Config, opts UserspaceOptions) *userspace.Ruleset {
+func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *userspace.Ruleset {
 	_ = cfg
 	s := newUserspaceState(t, opts)
 	ports := allocateProxyPorts(t, opts.PortRange)
@@ -111,8 +111,8 @@ func Userspace(t *cluster.ServiceTable, cfg Config, opts UserspaceOptions) *user
 
 // allocateProxyPorts allocates a port to every Service port of the table,
 // avoiding the NodePorts and health-check NodePorts in use.
-func allocateProxyPorts(t *cluster.ServiceTable, r userspace.PortRange) map[cluster.ServicePortName]uint16 {
-	names := make([]cluster.ServicePortName, len(t.Ports))
+func allocateProxyPorts(t *nodetable.ServiceTable, r userspace.PortRange) map[nodetable.ServicePortName]uint16 {
+	names := make([]nodetable.ServicePortName, len(t.Ports))
 	var reserved []int32
 	for i := range t.Ports {
 		sp := &t.Ports[i]
@@ -128,9 +128,9 @@ func allocateProxyPorts(t *cluster.ServiceTable, r userspace.PortRange) map[clus
 	return ports
 }
 
-func newUserspaceState(t *cluster.ServiceTable, opts UserspaceOptions) *userspaceState {
+func newUserspaceState(t *nodetable.ServiceTable, opts UserspaceOptions) *userspaceState {
 	s := &userspaceState{listen: opts.ListenIP, chains: map[string]*ipt.Chain{}}
-	if !s.listen.IsValid() || cluster.FamilyOf(s.listen) != t.Family {
+	if !s.listen.IsValid() || nodetable.FamilyOf(s.listen) != t.Family {
 		s.listen = zeroPrefix(t.Family).Addr()
 	}
 	s.redirect = s.listen.IsUnspecified()
@@ -155,7 +155,7 @@ func (s *userspaceState) add(chain string, r ipt.Rule) {
 
 // ruleset assembles filter and nat: built-in chains with the jump rules,
 // then the mode's chains by name.
-func (s *userspaceState) ruleset(f cluster.Family) *ipt.Ruleset {
+func (s *userspaceState) ruleset(f nodetable.Family) *ipt.Ruleset {
 	rs := &ipt.Ruleset{Family: f}
 	for _, table := range []ipt.TableName{ipt.Filter, ipt.NAT} {
 		t := &ipt.Table{Name: table}

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
@@ -18,7 +18,7 @@ type portalMatch struct {
 // writePortals writes one Service port's rules, as v1.25's openPortal did:
 // the ClusterIP portal, one per external IP, one per load-balancer IP, then
 // the NodePort. Each portal's rules are appended in v1.25's order.
-func (s *userspaceState) writePortals(sp *cluster.ServicePort, proxyPort uint16) {
+func (s *userspaceState) writePortals(sp *nodetable.ServicePort, proxyPort uint16) {
 	s.writeOnePortal(sp, sp.ClusterIP, false, proxyPort)
 	for _, ip := range sp.ExternalIPs {
 		s.writeOnePortal(sp, ip, true, proxyPort)
@@ -38,7 +38,7 @@ func (s *userspaceState) writePortals(sp *cluster.ServicePort, proxyPort uint16)
 // address of this node (addrtype LOCAL); and from the host only in that
 // case. v1.25 also held the port open on an external IP that was a local
 // address (claimNodePort); that socket is the proxy process's business.
-func (s *userspaceState) writeOnePortal(sp *cluster.ServicePort, ip netip.Addr, isExternal bool, proxyPort uint16) {
+func (s *userspaceState) writeOnePortal(sp *nodetable.ServicePort, ip netip.Addr, isExternal bool, proxyPort uint16) {
 	s.add(userspace.ChainPortalsContainer, s.containerRule(sp, ip, sp.Port, portalMatch{physdev: isExternal}, proxyPort))
 	if isExternal {
 		s.add(userspace.ChainPortalsContainer, s.containerRule(sp, ip, sp.Port, portalMatch{dstLocal: true}, proxyPort))
@@ -49,7 +49,7 @@ func (s *userspaceState) writeOnePortal(sp *cluster.ServicePort, ip netip.Addr, 
 // writeNodePort is v1.25's openNodePort: no destination match (the jump
 // into these chains checks addrtype LOCAL), and an ACCEPT of new
 // connections to the proxy port in filter.
-func (s *userspaceState) writeNodePort(sp *cluster.ServicePort, proxyPort uint16) {
+func (s *userspaceState) writeNodePort(sp *nodetable.ServicePort, proxyPort uint16) {
 	none := netip.Addr{}
 	s.add(userspace.ChainNodePortContainer, s.containerRule(sp, none, sp.NodePort, portalMatch{}, proxyPort))
 	s.add(userspace.ChainNodePortHost, s.hostRule(sp, none, sp.NodePort, portalMatch{}, proxyPort))
@@ -60,7 +60,7 @@ func (s *userspaceState) writeNodePort(sp *cluster.ServicePort, proxyPort uint16
 // portalArgs is v1.25's iptablesCommonPortalArgs, in iptables-save order:
 // "-d IP/32 -p PROTO -m comment --comment NAME -m PROTO --dport PORT" and
 // the extras. The comment is the Service port name without the protocol.
-func (s *userspaceState) portalArgs(sp *cluster.ServicePort, ip netip.Addr, port int32, m portalMatch) *ipt.Builder {
+func (s *userspaceState) portalArgs(sp *nodetable.ServicePort, ip netip.Addr, port int32, m portalMatch) *ipt.Builder {
 	proto := sp.Name.Protocol.Lower()
 	b := s.b.Reset()
 	if ip.IsValid() {
@@ -79,7 +79,7 @@ func (s *userspaceState) portalArgs(sp *cluster.ServicePort, ip netip.Addr, port
 // containerRule is v1.25's iptablesContainerPortalArgs: with the proxy on
 // every interface, REDIRECT (to the incoming interface's primary address);
 // bound to one address, DNAT to it.
-func (s *userspaceState) containerRule(sp *cluster.ServicePort, ip netip.Addr, port int32, m portalMatch, proxyPort uint16) ipt.Rule {
+func (s *userspaceState) containerRule(sp *nodetable.ServicePort, ip netip.Addr, port int32, m portalMatch, proxyPort uint16) ipt.Rule {
 	b := s.portalArgs(sp, ip, port, m)
 	if s.redirect {
 		return b.Jump("REDIRECT", "--to-ports "+strconv.Itoa(int(proxyPort))).Rule()
@@ -91,7 +91,7 @@ func (s *userspaceState) containerRule(sp *cluster.ServicePort, ip netip.Addr, p
 // always DNAT, to the listen address or, when that is unspecified, to the
 // host IP (REDIRECT of local traffic goes to loopback, which v1.25 found
 // to break replies).
-func (s *userspaceState) hostRule(sp *cluster.ServicePort, ip netip.Addr, port int32, m portalMatch, proxyPort uint16) ipt.Rule {
+func (s *userspaceState) hostRule(sp *nodetable.ServicePort, ip netip.Addr, port int32, m portalMatch, proxyPort uint16) ipt.Rule {
 	b := s.portalArgs(sp, ip, port, m)
 	return b.Jump("DNAT", "--to-destination "+netip.AddrPortFrom(s.host, proxyPort).String()).Rule()
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
@@ -96,8 +96,8 @@ func TestUserspaceAddServiceKeepsPorts(t *testing.T) {
 	before := render.Userspace(table, render.DefaultConfig(), render.UserspaceOptions{})
 	bigger := *table
 	extra := table.Ports[0]
-	extra.Name = cluster.ServicePortName{Namespace: "zz", Name: "new", Port: "http", Protocol: cluster.TCP}
-	bigger.Ports = append(append([]cluster.ServicePort(nil), table.Ports...), extra)
+	extra.Name = nodetable.ServicePortName{Namespace: "zz", Name: "new", Port: "http", Protocol: nodetable.TCP}
+	bigger.Ports = append(append([]nodetable.ServicePort(nil), table.Ports...), extra)
 	after := render.Userspace(&bigger, render.DefaultConfig(), render.UserspaceOptions{})
 	newHome := userspace.HomePort(extra.Name, userspace.DefaultPortRange)
 	for _, p := range before.Ports {

@@ -10,10 +10,9 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
-
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 )
 
 // staleFilter matches the UDP flows to delete for one family.
@@ -27,11 +26,11 @@ type staleFilter struct {
 // newStaleFilter collects the UDP frontends and serving endpoints of a table.
 // Traffic policies, topology and terminating state are deliberately not
 // considered, as in kube-proxy: existing flows to a serving endpoint stay.
-func newStaleFilter(t *cluster.ServiceTable) *staleFilter {
+func newStaleFilter(t *nodetable.ServiceTable) *staleFilter {
 	f := &staleFilter{frontends: map[netip.AddrPort]map[netip.AddrPort]bool{}, nodePorts: map[uint16]map[netip.AddrPort]bool{}}
 	for i := range t.Ports {
 		sp := &t.Ports[i]
-		if sp.Name.Protocol != cluster.UDP {
+		if sp.Name.Protocol != nodetable.UDP {
 			continue
 		}
 		serving := map[netip.AddrPort]bool{}
@@ -79,13 +78,13 @@ func (f *staleFilter) empty() bool { return len(f.frontends) == 0 && len(f.nodeP
 
 // CleanStaleUDP deletes the stale UDP flows of t's family in the current
 // network namespace and returns how many were deleted.
-func CleanStaleUDP(t *cluster.ServiceTable) (int, error) {
+func CleanStaleUDP(t *nodetable.ServiceTable) (int, error) {
 	f := newStaleFilter(t)
 	if f.empty() {
 		return 0, nil
 	}
 	family := netlink.InetFamily(unix.AF_INET)
-	if t.Family == cluster.IPv6 {
+	if t.Family == nodetable.IPv6 {
 		family = netlink.InetFamily(unix.AF_INET6)
 	}
 	n, err := netlink.ConntrackDeleteFilters(netlink.ConntrackTable, family, f)

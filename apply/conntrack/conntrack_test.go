@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
@@ -50,7 +51,7 @@ endpoints:
 	return s
 }
 
-func table(t *testing.T, snapshot string) *cluster.ServiceTable {
+func table(t *testing.T, snapshot string) *nodetable.ServiceTable {
 	snap, err := cluster.Decode("test", []byte(snapshot))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func table(t *testing.T, snapshot string) *cluster.ServiceTable {
 	return tables.IPv4
 }
 
-func load(t *testing.T, lab *netlab.Lab, tbl *cluster.ServiceTable) {
+func load(t *testing.T, lab *netlab.Lab, tbl *nodetable.ServiceTable) {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR}
 	rs := render.IPTables(tbl, cfg)

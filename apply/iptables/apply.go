@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -35,7 +35,7 @@ func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, err
 
 // Step is one iptables-restore run: one table of one family.
 type Step struct {
-	Family cluster.Family
+	Family nodetable.Family
 	Table  ipt.TableName
 	Script []byte
 }

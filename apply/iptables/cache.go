@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -19,7 +19,7 @@ import (
 
 const genHeader = "# nf_tables generation "
 
-func (c *Client) cachePath(family cluster.Family) string {
+func (c *Client) cachePath(family nodetable.Family) string {
 	return filepath.Join(c.CacheDir, "iptables-"+string(c.Backend)+"-"+strings.ToLower(string(family))+".rules")
 }
 
@@ -29,7 +29,7 @@ func (c *Client) cacheUsable() bool {
 }
 
 // cached returns the cached dump of family if it was read at generation gen.
-func (c *Client) cached(family cluster.Family, gen uint32) *ipt.Ruleset {
+func (c *Client) cached(family nodetable.Family, gen uint32) *ipt.Ruleset {
 	data, err := os.ReadFile(c.cachePath(family))
 	if err != nil {
 		return nil
@@ -61,7 +61,7 @@ func (c *Client) store(rs *ipt.Ruleset, gen uint32) error {
 
 // forget removes the cached dumps of the given families. A dump that cannot
 // be removed is still safe: its generation no longer matches.
-func (c *Client) forget(families ...cluster.Family) {
+func (c *Client) forget(families ...nodetable.Family) {
 	for _, f := range families {
 		_ = os.Remove(c.cachePath(f))
 	}

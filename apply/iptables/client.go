@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -92,9 +92,9 @@ func (c *Client) compare() diff.IPTablesOptions {
 }
 
 // tool returns the binary of the backend for a family: "iptables-nft-save".
-func (c *Client) tool(family cluster.Family, what string) string {
+func (c *Client) tool(family nodetable.Family, what string) string {
 	bin := "iptables"
-	if family == cluster.IPv6 {
+	if family == nodetable.IPv6 {
 		bin = "ip6tables"
 	}
 	return bin + "-" + string(c.Backend) + "-" + what
@@ -106,14 +106,14 @@ var Tables = []ipt.TableName{ipt.Filter, ipt.NAT}
 // Read returns the filter and nat tables of one family: from the cache
 // when the nf_tables generation has not moved since they were dumped,
 // otherwise dumped afresh.
-func (c *Client) Read(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {
+func (c *Client) Read(ctx context.Context, family nodetable.Family) (*ipt.Ruleset, error) {
 	rs, _, err := c.readAt(ctx, family)
 	return rs, err
 }
 
 // readAt is Read that also returns the nf_tables generation the result is
 // exact at, or noGeneration when that is unknown.
-func (c *Client) readAt(ctx context.Context, family cluster.Family) (*ipt.Ruleset, int64, error) {
+func (c *Client) readAt(ctx context.Context, family nodetable.Family) (*ipt.Ruleset, int64, error) {
 	if !c.cacheUsable() {
 		rs, err := c.dump(ctx, family)
 		return rs, noGeneration, err
@@ -155,7 +155,7 @@ var raiseStackLimit = sync.OnceFunc(func() {
 })
 
 // dump runs iptables-save for the filter and nat tables of one family.
-func (c *Client) dump(ctx context.Context, family cluster.Family) (*ipt.Ruleset, error) {
+func (c *Client) dump(ctx context.Context, family nodetable.Family) (*ipt.Ruleset, error) {
 	raiseStackLimit()
 	var all []byte
 	for _, t := range Tables {
@@ -173,7 +173,7 @@ func (c *Client) dump(ctx context.Context, family cluster.Family) (*ipt.Ruleset,
 }
 
 // Restore runs one iptables-restore --noflush with the given script.
-func (c *Client) Restore(ctx context.Context, family cluster.Family, script []byte) error {
+func (c *Client) Restore(ctx context.Context, family nodetable.Family, script []byte) error {
 	args := []string{"--noflush"}
 	if c.Backend == Legacy && c.WaitSeconds > 0 {
 		args = append(args, "-w", fmt.Sprint(c.WaitSeconds), "-W", "100000")

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -103,7 +104,7 @@ func (n *node) ipt(t *testing.T, args string) {
 
 func (n *node) read(t *testing.T) *ipt.Ruleset {
 	t.Helper()
-	rs, err := n.client.Read(context.Background(), cluster.IPv4)
+	rs, err := n.client.Read(context.Background(), nodetable.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

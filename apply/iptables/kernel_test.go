@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -86,7 +86,7 @@ func TestForeignRulesSurviveApplyAndReset(t *testing.T) {
 				t.Fatalf("second apply changed foreign rules:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 
-			plans, err := n.client.Plan(context.Background(), []*ipt.Ruleset{diff.EmptyIPTables(cluster.IPv4)})
+			plans, err := n.client.Plan(context.Background(), []*ipt.Ruleset{diff.EmptyIPTables(nodetable.IPv4)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestCacheIsExact(t *testing.T) {
 	if n.rec.saves != savesBefore {
 		t.Errorf("the read after an apply ran iptables-nft-save; it should come from the cache")
 	}
-	fresh, err := (&applyipt.Client{Exec: nsExec{ns: n.lab.Node().Name()}, Backend: applyipt.NFT}).Read(context.Background(), cluster.IPv4)
+	fresh, err := (&applyipt.Client{Exec: nsExec{ns: n.lab.Node().Name()}, Backend: applyipt.NFT}).Read(context.Background(), nodetable.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // Phase is a stage of Apply.
@@ -27,7 +27,7 @@ const (
 // next apply removes.
 type ApplyError struct {
 	Phase  Phase
-	Family cluster.Family
+	Family nodetable.Family
 	// Step is the command equivalent of the call that failed.
 	Step    string
 	Err     error

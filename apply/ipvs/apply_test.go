@@ -11,16 +11,16 @@ import (
 	"time"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
 // renderTable renders a synthetic table in ipvs mode for the lab's node IP.
-func renderTable(t *cluster.ServiceTable, sched string) *ipvs.Ruleset {
+func renderTable(t *nodetable.ServiceTable, sched string) *ipvs.Ruleset {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
 	return render.IPVS(t, cfg, render.IPVSOptions{Scheduler: sched})
@@ -28,7 +28,7 @@ func renderTable(t *cluster.ServiceTable, sched string) *ipvs.Ruleset {
 
 // withoutNodePorts returns a copy of t with no NodePorts, so that a
 // later table with NodePorts changes the helper chains too.
-func withoutNodePorts(t *cluster.ServiceTable) *cluster.ServiceTable {
+func withoutNodePorts(t *nodetable.ServiceTable) *nodetable.ServiceTable {
 	c := *t
 	c.Ports = slices.Clone(t.Ports)
 	for i := range c.Ports {
@@ -105,7 +105,7 @@ func TestApplyFromEmptyThenNothing(t *testing.T) {
 			t.Errorf("set %s holds %v, want %v", want.Name, got.Entries, want.Entries)
 		}
 	}
-	live, err := c.IPTables.Read(t.Context(), cluster.IPv4)
+	live, err := c.IPTables.Read(t.Context(), nodetable.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestApplyOrder(t *testing.T) {
 }
 
 // snapshotState returns everything the client reads, as text.
-func snapshotState(t *testing.T, c *Client, f cluster.Family) string {
+func snapshotState(t *testing.T, c *Client, f nodetable.Family) string {
 	t.Helper()
 	live, _, _, err := c.read(t.Context(), diff.EmptyIPVS(f))
 	if err != nil {
@@ -207,7 +207,7 @@ func TestApplyUndoesAfterAFailure(t *testing.T) {
 			if err := c.Apply(t.Context(), mustPlan(t, c, renderTable(withoutNodePorts(synthetic.Table(10, 2)), "rr"))); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshotState(t, c, cluster.IPv4)
+			before := snapshotState(t, c, nodetable.IPv4)
 			plans := mustPlan(t, c, renderTable(synthetic.Table(30, 2), "wrr"))
 			if tc.chains {
 				ex.failRestore = true
@@ -226,7 +226,7 @@ func TestApplyUndoesAfterAFailure(t *testing.T) {
 			}
 			t.Log(err)
 			k.failOn, ex.failRestore = nil, false
-			if after := snapshotState(t, c, cluster.IPv4); after != before {
+			if after := snapshotState(t, c, nodetable.IPv4); after != before {
 				t.Errorf("kernel not restored:\n--- before\n%s\n--- after\n%s", before, after)
 			}
 		})
@@ -240,7 +240,7 @@ func TestScriptIsADryRun(t *testing.T) {
 	if err := c.Apply(t.Context(), mustPlan(t, c, renderTable(withoutNodePorts(synthetic.Table(5, 2)), "rr"))); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshotState(t, c, cluster.IPv4)
+	before := snapshotState(t, c, nodetable.IPv4)
 	k.log = nil
 	next := synthetic.Table(11, 2) // Services 3-10: 0-2 go, 5-10 come, 10 is a NodePort
 	next.Ports = next.Ports[3:]
@@ -250,7 +250,7 @@ func TestScriptIsADryRun(t *testing.T) {
 	if calls := k.calls(); len(calls) != 0 {
 		t.Errorf("Script made kernel calls: %v", calls)
 	}
-	if after := snapshotState(t, c, cluster.IPv4); after != before {
+	if after := snapshotState(t, c, nodetable.IPv4); after != before {
 		t.Errorf("Script changed the kernel")
 	}
 	order := []string{"ipset add ", "ipvsadm -A ", "ip addr add ", "iptables-nft-restore --noflush", "ipvsadm -D ", "ip addr del ", "ipset del "}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -51,7 +51,7 @@ func (c *Client) Plan(ctx context.Context, desired []*ipvs.Ruleset) ([]*Plan, er
 
 // PlanReset plans `reset`: removing every virtual server, address, set and
 // helper chain the tool owns in the families, and kube-ipvs0 itself.
-func (c *Client) PlanReset(ctx context.Context, families []cluster.Family) ([]*Plan, error) {
+func (c *Client) PlanReset(ctx context.Context, families []nodetable.Family) ([]*Plan, error) {
 	var empty []*ipvs.Ruleset
 	for _, f := range families {
 		empty = append(empty, diff.EmptyIPVS(f))

@@ -11,8 +11,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -34,14 +34,14 @@ func (k *NetlinkKernel) dummy() (netlink.Link, error) {
 }
 
 // Device implements Kernel.
-func (k *NetlinkKernel) Device(family cluster.Family) (bool, []netip.Prefix, error) {
+func (k *NetlinkKernel) Device(family nodetable.Family) (bool, []netip.Prefix, error) {
 	k.link = nil // look it up afresh: it may have been deleted by hand
 	l, err := k.dummy()
 	if l == nil || err != nil {
 		return false, nil, err
 	}
 	nlFamily := netlink.FAMILY_V4
-	if family == cluster.IPv6 {
+	if family == nodetable.IPv6 {
 		nlFamily = netlink.FAMILY_V6
 	}
 	addrs, err := k.nl.AddrList(l, nlFamily)

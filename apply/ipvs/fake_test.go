@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -56,12 +56,12 @@ func (k *hostKernel) calls() []string {
 	return slices.Clone(k.log)
 }
 
-func (k *hostKernel) Services(f cluster.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
+func (k *hostKernel) Services(f nodetable.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var out []*ipvs.VirtualServer
 	for _, vs := range k.services {
-		if vs.Address.Is6() == (f == cluster.IPv6) {
+		if vs.Address.Is6() == (f == nodetable.IPv6) {
 			c := *vs
 			c.RealServers = slices.Clone(vs.RealServers)
 			sortReals(c.RealServers)
@@ -171,12 +171,12 @@ func (k *hostKernel) DeleteDest(vs *ipvs.VirtualServer, r ipvs.RealServer) error
 	})
 }
 
-func (k *hostKernel) Device(f cluster.Family) (bool, []netip.Prefix, error) {
+func (k *hostKernel) Device(f nodetable.Family) (bool, []netip.Prefix, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var out []netip.Prefix
 	for a, p := range k.addrs {
-		if a.Is6() == (f == cluster.IPv6) {
+		if a.Is6() == (f == nodetable.IPv6) {
 			out = append(out, p)
 		}
 	}

@@ -9,8 +9,8 @@ package ipvs
 import (
 	"net/netip"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -23,7 +23,7 @@ type Kernel interface {
 	// servers, and the real servers' connection counts. Firewall-mark
 	// services and protocols other than TCP, UDP and SCTP are left out:
 	// kube-proxy makes none.
-	Services(family cluster.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error)
+	Services(family nodetable.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error)
 	// Dests lists one virtual server's real servers and their connection
 	// counts (parallel slices); none when the virtual server is gone.
 	Dests(vs *ipvs.VirtualServer) ([]ipvs.RealServer, []diff.IPVSConns, error)
@@ -36,7 +36,7 @@ type Kernel interface {
 
 	// Device reports whether kube-ipvs0 exists and lists its addresses of
 	// a family (without IPv6 link-local ones), with their prefix lengths.
-	Device(family cluster.Family) (exists bool, addrs []netip.Prefix, err error)
+	Device(family nodetable.Family) (exists bool, addrs []netip.Prefix, err error)
 	CreateDevice() error
 	DeleteDevice() error
 	AddAddress(p netip.Prefix) error

@@ -16,8 +16,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -109,8 +109,8 @@ func protoName(n uint16) ipvs.Protocol {
 	return ""
 }
 
-func afOf(family cluster.Family) uint16 {
-	if family == cluster.IPv6 {
+func afOf(family nodetable.Family) uint16 {
+	if family == nodetable.IPv6 {
 		return unix.AF_INET6
 	}
 	return unix.AF_INET
@@ -152,7 +152,7 @@ func fromDest(d *mobyipvs.Destination) (ipvs.RealServer, diff.IPVSConns) {
 }
 
 // Services implements Kernel.
-func (k *NetlinkKernel) Services(family cluster.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
+func (k *NetlinkKernel) Services(family nodetable.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
 	svcs, err := k.ipvs.GetServices()
 	if err != nil {
 		return nil, nil, fmt.Errorf("list IPVS services: %w", err)

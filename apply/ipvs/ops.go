@@ -4,15 +4,15 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
 // op is one kernel call of an apply, with the command that does the same
 // (for --dry-run and error messages) and, for additions, its inverse.
 type op struct {
-	family cluster.Family
+	family nodetable.Family
 	cmd    string
 	do     func(Kernel) error
 	undo   func(Kernel) error
@@ -56,7 +56,7 @@ func addOps(p *Plan) []op {
 	return ops
 }
 
-func serviceAddOps(f cluster.Family, sc diff.IPVSServiceChange) []op {
+func serviceAddOps(f nodetable.Family, sc diff.IPVSServiceChange) []op {
 	vs := sc.Service
 	var ops []op
 	switch sc.Verb {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // Script returns what Apply would do as a shell script, for --dry-run:
@@ -47,8 +47,8 @@ func (c *Client) Script(plans []*Plan) string {
 	return b.String()
 }
 
-func iptablesBin(f cluster.Family) string {
-	if f == cluster.IPv6 {
+func iptablesBin(f nodetable.Family) string {
+	if f == nodetable.IPv6 {
 		return "ip6tables"
 	}
 	return "iptables"

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/vmtest"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -101,7 +101,7 @@ func oneFamily(rs ...*ipvs.Ruleset) []*ipvs.Ruleset { return rs }
 
 // resetNode removes everything the tool owns from the lab node.
 func resetNode(b *testing.B, c *Client) {
-	plans, err := c.PlanReset(b.Context(), []cluster.Family{cluster.IPv4})
+	plans, err := c.PlanReset(b.Context(), []nodetable.Family{nodetable.IPv4})
 	if err == nil {
 		err = c.Apply(b.Context(), plans)
 	}
@@ -120,7 +120,7 @@ func (k *timedKernel) reset() { clear(k.d) }
 
 func (k *timedKernel) time(name string, start time.Time) { k.d[name] += time.Since(start) }
 
-func (k *timedKernel) Services(f cluster.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
+func (k *timedKernel) Services(f nodetable.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
 	defer k.time("read-ipvs", time.Now())
 	return k.Kernel.Services(f)
 }

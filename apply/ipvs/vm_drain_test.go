@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // TestIPVSGracefulTermination holds a TCP connection open to one backend,
@@ -22,7 +22,7 @@ func TestIPVSGracefulTermination(t *testing.T) {
 	for _, ip := range []netip.Addr{podA, podB} {
 		serveHeld(t, lab.AddPod(names[ip], ip), 8080)
 	}
-	apply(t, c, renderTable(podTable(cluster.TCP, podA, podB), "rr"))
+	apply(t, c, renderTable(podTable(nodetable.TCP, podA, podB), "rr"))
 	held := dialHeld(t, lab.Client(), vip)
 	gone, err := held.ask()
 	if err != nil {
@@ -32,7 +32,7 @@ func TestIPVSGracefulTermination(t *testing.T) {
 	if gone == "b" {
 		goneIP, keptIP = podB, podA
 	}
-	desired := renderTable(podTable(cluster.TCP, keptIP), "rr")
+	desired := renderTable(podTable(nodetable.TCP, keptIP), "rr")
 	plans := apply(t, c, desired)
 	if s := plans[0].Changes.Summary(); s.DestinationsDraining != 1 || s.DestinationsDeleted != 0 {
 		t.Fatalf("removing the busy backend: %v, want it drained", s)
@@ -71,7 +71,7 @@ func TestIPVSGracefulTermination(t *testing.T) {
 	}
 	requireEmpty(t, c, desired)
 	// A plain apply also finishes a drain once the connections are gone.
-	apply(t, c, renderTable(podTable(cluster.TCP, podA, podB), "rr"))
+	apply(t, c, renderTable(podTable(nodetable.TCP, podA, podB), "rr"))
 	held2 := dialHeld(t, lab.Client(), vip)
 	name, err := held2.ask()
 	if err != nil {
@@ -79,11 +79,11 @@ func TestIPVSGracefulTermination(t *testing.T) {
 	}
 	drop := map[string]netip.Addr{"a": podA, "b": podB}[name]
 	keep := map[string]netip.Addr{"a": podB, "b": podA}[name]
-	apply(t, c, renderTable(podTable(cluster.TCP, keep), "rr"))
+	apply(t, c, renderTable(podTable(nodetable.TCP, keep), "rr"))
 	held2.reset()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		plans := apply(t, c, renderTable(podTable(cluster.TCP, keep), "rr"))
+		plans := apply(t, c, renderTable(podTable(nodetable.TCP, keep), "rr"))
 		if sc := plans[0].Changes.Services; len(sc) == 1 && sc[0].Dests[0].Verb == diff.IPVSDeleteDest {
 			break
 		}

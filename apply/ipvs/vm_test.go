@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -21,15 +21,15 @@ var (
 
 // podTable is node1's table with one Service, vip, whose endpoints are
 // the given pods on port 8080.
-func podTable(proto cluster.Protocol, pods ...netip.Addr) *cluster.ServiceTable {
+func podTable(proto nodetable.Protocol, pods ...netip.Addr) *nodetable.ServiceTable {
 	t := synthetic.Table(0, 0)
-	sp := cluster.ServicePort{
-		Name:      cluster.ServicePortName{Namespace: "default", Name: "web", Port: "http", Protocol: proto},
+	sp := nodetable.ServicePort{
+		Name:      nodetable.ServicePortName{Namespace: "default", Name: "web", Port: "http", Protocol: proto},
 		ClusterIP: vip.Addr(), Port: int32(vip.Port()),
 	}
-	var eps []cluster.Endpoint
+	var eps []nodetable.Endpoint
 	for _, p := range pods {
-		eps = append(eps, cluster.Endpoint{IP: p, Port: 8080, NodeName: "node1", Local: p == podA, Ready: true, Serving: true})
+		eps = append(eps, nodetable.Endpoint{IP: p, Port: 8080, NodeName: "node1", Local: p == podA, Ready: true, Serving: true})
 	}
 	synthetic.SetEndpoints(&sp, eps)
 	t.Ports = append(t.Ports, sp)
@@ -109,7 +109,7 @@ func TestIPVSSchedulers(t *testing.T) {
 				t.Errorf("scheduler %s: the kernel lists %s with %s", sched, key, p.sched)
 			}
 		}
-		live, _, err := c.Kernel.Services(cluster.IPv4)
+		live, _, err := c.Kernel.Services(nodetable.IPv4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestIPVSChangesInPlace(t *testing.T) {
 	for _, ip := range []netip.Addr{podA, podB} {
 		serveHeld(t, lab.AddPod(map[netip.Addr]string{podA: "a", podB: "b"}[ip], ip), 8080)
 	}
-	table := podTable(cluster.TCP, podA, podB)
+	table := podTable(nodetable.TCP, podA, podB)
 	apply(t, c, renderTable(table, "rr"))
 	held := dialHeld(t, lab.Client(), vip)
 	first, err := held.ask()
@@ -152,7 +152,7 @@ func TestIPVSChangesInPlace(t *testing.T) {
 			return rs
 		},
 		"persistence": func() *ipvs.Ruleset {
-			tt := podTable(cluster.TCP, podA, podB)
+			tt := podTable(nodetable.TCP, podA, podB)
 			tt.Ports[0].AffinityTimeoutSeconds = 600
 			return renderTable(tt, "wlc")
 		},
@@ -193,7 +193,7 @@ func TestIPVSDriftIsRepaired(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	desired := renderTable(podTable(cluster.TCP, podA, podB), "rr")
+	desired := renderTable(podTable(nodetable.TCP, podA, podB), "rr")
 	apply(t, c, desired)
 	vs := desired.VirtualServers[0]
 	if err := c.Kernel.DeleteDest(vs, vs.RealServers[0]); err != nil {
@@ -271,7 +271,7 @@ func TestIPVSForeignStateIsLeftAlone(t *testing.T) {
 	requireForeign("apply")
 	requireEmpty(t, c, desired)
 
-	plans, err := c.PlanReset(t.Context(), []cluster.Family{cluster.IPv4})
+	plans, err := c.PlanReset(t.Context(), []nodetable.Family{nodetable.IPv4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,11 +309,11 @@ func TestIPVSDeletesUDPAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	apply(t, c, renderTable(podTable(cluster.UDP, podA, podB), "rr"))
+	apply(t, c, renderTable(podTable(nodetable.UDP, podA, podB), "rr"))
 	if _, err := lab.Client().Spread(t.Context(), netlab.UDP, vip, 4); err != nil {
 		t.Fatal(err)
 	}
-	plans := apply(t, c, renderTable(podTable(cluster.UDP, podA), "rr"))
+	plans := apply(t, c, renderTable(podTable(nodetable.UDP, podA), "rr"))
 	sc := plans[0].Changes.Services
 	if len(sc) != 1 || len(sc[0].Dests) != 1 || sc[0].Dests[0].Verb != diff.IPVSDeleteDest || sc[0].Dests[0].Conns.Total() == 0 {
 		t.Fatalf("want the busy UDP real server deleted at once; got %+v", sc)

@@ -14,10 +14,10 @@ import (
 	"golang.org/x/tools/txtar"
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -208,7 +208,7 @@ func benchConfig() render.Config {
 // dynamic sets. (Each affinity set is declared with size 65535, as nft
 // declares it, and costs the kernel about a megabyte of hash buckets, so
 // a table full of them is slow to load with any tool.)
-func syntheticTable(n, perService int) *cluster.ServiceTable {
+func syntheticTable(n, perService int) *nodetable.ServiceTable {
 	t := synthetic.Table(n, perService)
 	for i := range t.Ports {
 		if i%100 == 24 {
@@ -220,19 +220,19 @@ func syntheticTable(n, perService int) *cluster.ServiceTable {
 
 // labService is a ClusterIP Service of the lab: web on 10.96.0.10:80 with
 // the given pod IPs as endpoints on port 8080, all on this node.
-func labTable(ips ...string) *cluster.ServiceTable {
-	t := &cluster.ServiceTable{
-		Family: cluster.IPv4,
-		Node:   cluster.Node{Name: "node1", IPs: []netip.Addr{netlab.NodeIP}},
+func labTable(ips ...string) *nodetable.ServiceTable {
+	t := &nodetable.ServiceTable{
+		Family: nodetable.IPv4,
+		Node:   nodetable.Node{Name: "node1", IPs: []netip.Addr{netlab.NodeIP}},
 	}
-	sp := cluster.ServicePort{
-		Name:      cluster.ServicePortName{Namespace: "default", Name: "web", Port: "http", Protocol: cluster.TCP},
+	sp := nodetable.ServicePort{
+		Name:      nodetable.ServicePortName{Namespace: "default", Name: "web", Port: "http", Protocol: nodetable.TCP},
 		ClusterIP: netip.MustParseAddr("10.96.0.10"),
 		Port:      80,
 	}
-	var eps []cluster.Endpoint
+	var eps []nodetable.Endpoint
 	for _, ip := range ips {
-		eps = append(eps, cluster.Endpoint{IP: netip.MustParseAddr(ip), Port: 8080, NodeName: "node1", Local: true, Ready: true, Serving: true})
+		eps = append(eps, nodetable.Endpoint{IP: netip.MustParseAddr(ip), Port: 8080, NodeName: "node1", Local: true, Ready: true, Serving: true})
 	}
 	synthetic.SetEndpoints(&sp, eps)
 	sp.LocalEndpoints = eps

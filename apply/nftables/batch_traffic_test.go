@@ -4,24 +4,24 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
 // trafficService is a ClusterIP Service of the lab on ip:80 whose
 // endpoints are the lab's pods on port 8080.
-func trafficService(name, ip string, affinity int32, pods ...*netlab.Pod) cluster.ServicePort {
-	sp := cluster.ServicePort{
-		Name:                   cluster.ServicePortName{Namespace: "default", Name: name, Port: "http", Protocol: cluster.TCP},
+func trafficService(name, ip string, affinity int32, pods ...*netlab.Pod) nodetable.ServicePort {
+	sp := nodetable.ServicePort{
+		Name:                   nodetable.ServicePortName{Namespace: "default", Name: name, Port: "http", Protocol: nodetable.TCP},
 		ClusterIP:              netip.MustParseAddr(ip),
 		Port:                   80,
 		AffinityTimeoutSeconds: affinity,
 	}
-	var eps []cluster.Endpoint
+	var eps []nodetable.Endpoint
 	for _, p := range pods {
-		eps = append(eps, cluster.Endpoint{IP: p.IP(), Port: 8080, NodeName: "node1", Local: true, Ready: true, Serving: true})
+		eps = append(eps, nodetable.Endpoint{IP: p.IP(), Port: 8080, NodeName: "node1", Local: true, Ready: true, Serving: true})
 	}
 	synthetic.SetEndpoints(&sp, eps)
 	sp.LocalEndpoints = eps
@@ -45,8 +45,8 @@ func TestTrafficThroughNetlinkTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	table := &cluster.ServiceTable{Family: cluster.IPv4, Node: cluster.Node{Name: "node1", IPs: []netip.Addr{netlab.NodeIP}}}
-	table.Ports = []cluster.ServicePort{
+	table := &nodetable.ServiceTable{Family: nodetable.IPv4, Node: nodetable.Node{Name: "node1", IPs: []netip.Addr{netlab.NodeIP}}}
+	table.Ports = []nodetable.ServicePort{
 		trafficService("spread", "10.96.0.10", 0, pods...),
 		trafficService("sticky", "10.96.0.11", 10800, pods...),
 	}

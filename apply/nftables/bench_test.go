@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -139,7 +139,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 
 // warm plans (without applying) with client, so that its cache holds the
 // live table.
-func warm(b *testing.B, client *applynft.Client, base *cluster.ServiceTable) {
+func warm(b *testing.B, client *applynft.Client, base *nodetable.ServiceTable) {
 	if _, err := client.Plan(context.Background(), []*nft.Ruleset{render.NFTables(base, benchConfig())}); err != nil {
 		b.Fatal(err)
 	}

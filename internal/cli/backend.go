@@ -6,8 +6,8 @@ import (
 	"io"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -21,7 +21,7 @@ type kernelBackend interface {
 	// plan compares the rendered state with the kernel.
 	plan(ctx context.Context, d *desired) (kernelPlan, error)
 	// planReset plans the removal of everything the mode owns.
-	planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error)
+	planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error)
 	// apply makes the planned changes, all or nothing per table.
 	apply(ctx context.Context, p kernelPlan) error
 	// dryRun prints exactly what apply would send to the kernel.
@@ -38,7 +38,7 @@ type kernelPlan interface {
 	data() any
 	// changed reports whether the plan changes the family's state; stale
 	// UDP conntrack entries are cleaned only then.
-	changed(f cluster.Family) bool
+	changed(f nodetable.Family) bool
 }
 
 // backend returns the kernel backend of the selected mode.
@@ -87,7 +87,7 @@ func (b *iptablesBackend) planRulesets(ctx context.Context, rulesets []*ipt.Rule
 	return newIPTablesPlan(b.name(), plans), nil
 }
 
-func (b *iptablesBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
+func (b *iptablesBackend) planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error) {
 	var empty []*ipt.Ruleset
 	for _, f := range families {
 		empty = append(empty, diff.EmptyIPTables(f))
@@ -123,7 +123,7 @@ type modePlan[P any] struct {
 	liveName string
 	plans    []P
 	changes  func(P) changeSet
-	family   func(P) cluster.Family
+	family   func(P) nodetable.Family
 }
 
 func (p *modePlan[P]) empty() bool {
@@ -160,7 +160,7 @@ func (p *modePlan[P]) data() any {
 	return sets
 }
 
-func (p *modePlan[P]) changed(f cluster.Family) bool {
+func (p *modePlan[P]) changed(f nodetable.Family) bool {
 	for _, pl := range p.plans {
 		if p.family(pl) == f && !p.changes(pl).Empty() {
 			return true
@@ -176,12 +176,12 @@ func newIPTablesPlan(liveName string, plans []*applyipt.Plan) *iptablesPlan {
 	return &iptablesPlan{
 		liveName: liveName, plans: plans,
 		changes: func(p *applyipt.Plan) changeSet { return p.Changes },
-		family:  func(p *applyipt.Plan) cluster.Family { return p.Desired.Family },
+		family:  func(p *applyipt.Plan) nodetable.Family { return p.Desired.Family },
 	}
 }
 
-func binFor(f cluster.Family) string {
-	if f == cluster.IPv6 {
+func binFor(f nodetable.Family) string {
+	if f == nodetable.IPv6 {
 		return "ip6tables"
 	}
 	return "iptables"

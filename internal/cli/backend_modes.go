@@ -9,7 +9,7 @@ import (
 	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -41,8 +41,8 @@ func (c *common) otherBackend(ctx context.Context, k *kernelFlags, mode Mode) (k
 }
 
 // nftFamily is nftables' name of an IP family.
-func nftFamily(f cluster.Family) nft.Family {
-	if f == cluster.IPv6 {
+func nftFamily(f nodetable.Family) nft.Family {
+	if f == nodetable.IPv6 {
 		return nft.IPv6
 	}
 	return nft.IPv4
@@ -61,7 +61,7 @@ func (b *nftBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
 	return newNFTPlan(plans), err
 }
 
-func (b *nftBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
+func (b *nftBackend) planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error) {
 	var fams []nft.Family
 	for _, f := range families {
 		fams = append(fams, nftFamily(f))
@@ -92,11 +92,11 @@ func newNFTPlan(plans []*applynft.Plan) *nftPlan {
 	return &nftPlan{modePlan[*applynft.Plan]{
 		liveName: "nftables", plans: plans,
 		changes: func(p *applynft.Plan) changeSet { return p.Changes },
-		family: func(p *applynft.Plan) cluster.Family {
+		family: func(p *applynft.Plan) nodetable.Family {
 			if p.Family == nft.IPv6 {
-				return cluster.IPv6
+				return nodetable.IPv6
 			}
-			return cluster.IPv4
+			return nodetable.IPv4
 		},
 	}}
 }
@@ -144,7 +144,7 @@ func (b *ipvsBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) 
 	return newIPVSPlan(plans), err
 }
 
-func (b *ipvsBackend) planReset(ctx context.Context, families []cluster.Family) (kernelPlan, error) {
+func (b *ipvsBackend) planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error) {
 	plans, err := b.client.PlanReset(ctx, families)
 	return newIPVSPlan(plans), err
 }
@@ -174,6 +174,6 @@ func newIPVSPlan(plans []*applyipvs.Plan) *ipvsPlan {
 	return &ipvsPlan{
 		liveName: "ipvs", plans: plans,
 		changes: func(p *applyipvs.Plan) changeSet { return p.Changes },
-		family:  func(p *applyipvs.Plan) cluster.Family { return p.Desired.Family },
+		family:  func(p *applyipvs.Plan) nodetable.Family { return p.Desired.Family },
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
@@ -96,14 +97,14 @@ func (f *ProxyFlags) mode() (Mode, error) {
 }
 
 // families returns the families selected by --family.
-func (f *ProxyFlags) families() ([]cluster.Family, error) {
+func (f *ProxyFlags) families() ([]nodetable.Family, error) {
 	switch strings.ToLower(f.Family) {
 	case "all", "":
-		return []cluster.Family{cluster.IPv4, cluster.IPv6}, nil
+		return []nodetable.Family{nodetable.IPv4, nodetable.IPv6}, nil
 	case "ipv4":
-		return []cluster.Family{cluster.IPv4}, nil
+		return []nodetable.Family{nodetable.IPv4}, nil
 	case "ipv6":
-		return []cluster.Family{cluster.IPv6}, nil
+		return []nodetable.Family{nodetable.IPv6}, nil
 	}
 	return nil, fmt.Errorf("--family %q: must be all, ipv4 or ipv6", f.Family)
 }

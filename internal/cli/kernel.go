@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -92,8 +93,8 @@ func (k *kernelFlags) lock() (*lock.Lock, error) {
 // desired is the rendered state of every selected family.
 type desired struct {
 	mode      Mode
-	tables    *cluster.Tables
-	families  []cluster.Family
+	tables    *nodetable.Tables
+	families  []nodetable.Family
 	iptables  []*ipt.Ruleset
 	nftables  []*nft.Ruleset
 	ipvs      []*ipvs.Ruleset

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace/trigger"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -43,7 +43,7 @@ type ProxyOptions struct {
 	proxier *proxy.Proxier
 	health  *proxy.Health
 	// families are those of the last good render, for --cleanup-on-exit.
-	families []cluster.Family
+	families []nodetable.Family
 }
 
 func newProxyCommand(c *common) *cobra.Command {

@@ -12,7 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/examples"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // sourceFlags choose where the cluster state comes from: a file, the
@@ -71,7 +73,7 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	snap, err := cluster.FromAPI(ctx, client, c.proxy.NodeName)
+	snap, err := fromapi.Snapshot(ctx, client, c.proxy.NodeName)
 	var netErr net.Error
 	switch {
 	case errors.As(err, &netErr):
@@ -83,7 +85,7 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 }
 
 // tables builds the node-local service tables, printing warnings.
-func (c *common) tables(snap *cluster.Snapshot) (*cluster.Tables, error) {
+func (c *common) tables(snap *cluster.Snapshot) (*nodetable.Tables, error) {
 	cfg, err := c.proxy.ClusterConfig()
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -46,7 +46,7 @@ var dispatchChains = map[ipt.TableName][]string{
 // and the nfacct matches are set aside, built-in chains that are empty and
 // accept are left out (they are the same as absent), chains are sorted by
 // name and dispatch chains are sorted as dispatchChains says.
-func CanonicalIPTables(dump []byte, f cluster.Family) (Canonical, error) {
+func CanonicalIPTables(dump []byte, f nodetable.Family) (Canonical, error) {
 	rs, err := ipt.Parse(dump, f)
 	if err != nil {
 		return nil, err

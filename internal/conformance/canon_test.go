@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // kubeProxySave is shaped like kube-proxy's iptables-save: counters, the
@@ -62,7 +62,7 @@ COMMIT
 
 func mustCanonicalIPTables(t *testing.T, dump string) Canonical {
 	t.Helper()
-	c, err := CanonicalIPTables([]byte(dump), cluster.IPv4)
+	c, err := CanonicalIPTables([]byte(dump), nodetable.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 )
 
@@ -86,7 +87,7 @@ func (e *env) runScenario(t *testing.T, s *Scenario, report *Report) {
 	}
 	// What the API server returns (allocated fields, defaults, the marked
 	// default/kubernetes and the default ServiceCIDR) is what both sides use.
-	apiSnap, err := cluster.FromAPI(ctx, e.cluster.Admin, s.Config.NodeName)
+	apiSnap, err := fromapi.Snapshot(ctx, e.cluster.Admin, s.Config.NodeName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -22,25 +22,25 @@ const (
 // Modes are the modes compared, in report order.
 var Modes = []Mode{IPTables, NFTables}
 
-var families = []cluster.Family{cluster.IPv4, cluster.IPv6}
+var families = []nodetable.Family{nodetable.IPv4, nodetable.IPv6}
 
 // saveCommand is the nf_tables backend's iptables-save for a family.
-func saveCommand(f cluster.Family) string {
-	if f == cluster.IPv6 {
+func saveCommand(f nodetable.Family) string {
+	if f == nodetable.IPv6 {
 		return "ip6tables-nft-save"
 	}
 	return "iptables-nft-save"
 }
 
-func restoreCommand(f cluster.Family) string {
-	if f == cluster.IPv6 {
+func restoreCommand(f nodetable.Family) string {
+	if f == nodetable.IPv6 {
 		return "ip6tables-nft-restore"
 	}
 	return "iptables-nft-restore"
 }
 
-func nftFamily(f cluster.Family) string {
-	if f == cluster.IPv6 {
+func nftFamily(f nodetable.Family) string {
+	if f == nodetable.IPv6 {
 		return "ip6"
 	}
 	return "ip"

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // SyntheticNode is the node the synthetic cluster is rendered for, with the
@@ -58,7 +58,7 @@ func LoadSynthetic(ctx context.Context, kubeconfig string, n, perService, worker
 }
 
 // createSynthetic creates one synthetic Service port's Service and slice.
-func createSynthetic(ctx context.Context, client kubernetes.Interface, sp *cluster.ServicePort) error {
+func createSynthetic(ctx context.Context, client kubernetes.Interface, sp *nodetable.ServicePort) error {
 	name := sp.Name.Name
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sp.Name.Namespace},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
@@ -85,7 +86,7 @@ func runTiming(t *testing.T, n int) []timing {
 	}
 	t.Logf("%d Services and EndpointSlices created in %v", n, time.Since(start).Round(time.Millisecond))
 	s := syntheticScenario(n)
-	apiSnap, err := cluster.FromAPI(ctx, e.cluster.Admin, s.Config.NodeName)
+	apiSnap, err := fromapi.Snapshot(ctx, e.cluster.Admin, s.Config.NodeName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,20 +7,20 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // Table returns n ClusterIP Services with one TCP port and perService ready
 // endpoints spread over ten nodes (the first one local); every tenth
 // Service is a NodePort. Endpoints live in 10.128.0.0/9.
-func Table(n, perService int) *cluster.ServiceTable {
-	t := &cluster.ServiceTable{
-		Family: cluster.IPv4,
-		Node:   cluster.Node{Name: "node1", IPs: []netip.Addr{netip.MustParseAddr("192.168.77.10")}},
+func Table(n, perService int) *nodetable.ServiceTable {
+	t := &nodetable.ServiceTable{
+		Family: nodetable.IPv4,
+		Node:   nodetable.Node{Name: "node1", IPs: []netip.Addr{netip.MustParseAddr("192.168.77.10")}},
 	}
 	for i := 0; i < n; i++ {
-		sp := cluster.ServicePort{
-			Name:      cluster.ServicePortName{Namespace: fmt.Sprintf("ns%d", i%50), Name: fmt.Sprintf("svc%d", i), Port: "http", Protocol: cluster.TCP},
+		sp := nodetable.ServicePort{
+			Name:      nodetable.ServicePortName{Namespace: fmt.Sprintf("ns%d", i%50), Name: fmt.Sprintf("svc%d", i), Port: "http", Protocol: nodetable.TCP},
 			ClusterIP: netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}),
 			Port:      80,
 		}
@@ -37,9 +37,9 @@ func Table(n, perService int) *cluster.ServiceTable {
 }
 
 // Endpoint returns endpoint j of Service i.
-func Endpoint(i, j, perService int) cluster.Endpoint {
+func Endpoint(i, j, perService int) nodetable.Endpoint {
 	k := i*perService + j
-	return cluster.Endpoint{
+	return nodetable.Endpoint{
 		IP:       netip.AddrFrom4([4]byte{10, byte(128 + k>>16), byte(k >> 8), byte(k)}),
 		Port:     8080,
 		NodeName: fmt.Sprintf("node%d", j%10+1),
@@ -49,7 +49,7 @@ func Endpoint(i, j, perService int) cluster.Endpoint {
 }
 
 // SetEndpoints makes eps every category of ready endpoints of sp.
-func SetEndpoints(sp *cluster.ServicePort, eps []cluster.Endpoint) {
+func SetEndpoints(sp *nodetable.ServicePort, eps []nodetable.Endpoint) {
 	sp.AllEndpoints = eps
 	sp.ClusterEndpoints = eps
 	sp.ReachableEndpoints = eps
@@ -58,11 +58,11 @@ func SetEndpoints(sp *cluster.ServicePort, eps []cluster.Endpoint) {
 
 // WithOneEndpointChanged returns a copy of t whose Service i has its last
 // endpoint replaced by a new address.
-func WithOneEndpointChanged(t *cluster.ServiceTable, i, round int) *cluster.ServiceTable {
+func WithOneEndpointChanged(t *nodetable.ServiceTable, i, round int) *nodetable.ServiceTable {
 	c := *t
-	c.Ports = append([]cluster.ServicePort(nil), t.Ports...)
+	c.Ports = append([]nodetable.ServicePort(nil), t.Ports...)
 	sp := &c.Ports[i]
-	eps := append([]cluster.Endpoint(nil), sp.AllEndpoints...)
+	eps := append([]nodetable.Endpoint(nil), sp.AllEndpoints...)
 	last := eps[len(eps)-1]
 	last.IP = netip.AddrFrom4([4]byte{10, 127, byte(round >> 8), byte(round)})
 	eps[len(eps)-1] = last
@@ -75,7 +75,7 @@ func WithOneEndpointChanged(t *cluster.ServiceTable, i, round int) *cluster.Serv
 // affinity, from the third an external IP, from the fourth a load
 // balancer with source ranges, and from the fifth no endpoints and a
 // NodePort. It also has two Service CIDRs.
-func VariedTable(n, perService int) *cluster.ServiceTable {
+func VariedTable(n, perService int) *nodetable.ServiceTable {
 	table := Table(n, perService)
 	for i := range table.Ports {
 		sp := &table.Ports[i]

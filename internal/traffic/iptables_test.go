@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
@@ -53,7 +54,7 @@ func iptablesLoader(backend string) traffic.Loader {
 		for _, table := range usedTables(t, snap) {
 			family := table.Family
 			bin := "iptables-" + backend
-			if family == cluster.IPv6 {
+			if family == nodetable.IPv6 {
 				bin = "ip6tables-" + backend
 			}
 			rules := render.IPTables(table, cfg).String()
@@ -92,7 +93,7 @@ func labConfig() render.Config {
 
 // usedTables builds node1's tables and returns the IPv4 one, and the IPv6
 // one if it has Service ports. Build warnings fail the test.
-func usedTables(t *testing.T, snap *cluster.Snapshot) []*cluster.ServiceTable {
+func usedTables(t *testing.T, snap *cluster.Snapshot) []*nodetable.ServiceTable {
 	t.Helper()
 	tables, warnings, err := cluster.Build(snap, cluster.Config{NodeName: "node1"})
 	if err != nil {
@@ -101,7 +102,7 @@ func usedTables(t *testing.T, snap *cluster.Snapshot) []*cluster.ServiceTable {
 	for _, w := range warnings {
 		t.Errorf("build: %s", w)
 	}
-	out := []*cluster.ServiceTable{tables.IPv4}
+	out := []*nodetable.ServiceTable{tables.IPv4}
 	if len(tables.IPv6.Ports) > 0 {
 		out = append(out, tables.IPv6)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -82,7 +83,7 @@ func checkSnapshot(t *testing.T, sc Scenario, served map[string]bool) {
 		t.Errorf("build: %s", w)
 	}
 	ports := 0
-	for _, table := range []*cluster.ServiceTable{tables.IPv4, tables.IPv6} {
+	for _, table := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {
 		ports += len(table.Ports)
 		for _, sp := range table.Ports {
 			for _, ep := range sp.AllEndpoints {

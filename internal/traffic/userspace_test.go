@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
@@ -108,7 +109,7 @@ func userspaceLoader(backend string, listen netip.Addr) traffic.Loader {
 			rs := render.Userspace(table, labConfig(), render.UserspaceOptions{ListenIP: listen})
 			sets = append(sets, rs)
 			bin := "iptables-" + backend
-			if table.Family == cluster.IPv6 {
+			if table.Family == nodetable.IPv6 {
 				bin = "ip6tables-" + backend
 			}
 			rules := rs.IPTables.String()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
 )
@@ -141,7 +142,7 @@ func testSnapshotMatchesFromAPI(t *testing.T, c *testcluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := cluster.FromAPI(ctx, c.Admin, "node1")
+	want, err := fromapi.Snapshot(ctx, c.Admin, "node1")
 	if err != nil {
 		t.Fatal(err)
 	}

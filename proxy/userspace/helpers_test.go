@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
@@ -98,9 +98,9 @@ func udpBackend(t testing.TB, addr netip.AddrPort, name string) netip.AddrPort {
 }
 
 // svcPort is a Service port of namespace "default" with a free proxy port.
-func svcPort(t testing.TB, name string, proto cluster.Protocol, eps ...netip.AddrPort) userspace.Port {
+func svcPort(t testing.TB, name string, proto nodetable.Protocol, eps ...netip.AddrPort) userspace.Port {
 	return userspace.Port{
-		Name:      cluster.ServicePortName{Namespace: "default", Name: name, Port: "p", Protocol: proto},
+		Name:      nodetable.ServicePortName{Namespace: "default", Name: name, Port: "p", Protocol: proto},
 		Portal:    netip.MustParseAddrPort("10.96.0.1:80"),
 		ProxyPort: freePort(t, strings.ToLower(string(proto))),
 		Endpoints: eps,
@@ -109,7 +109,7 @@ func svcPort(t testing.TB, name string, proto cluster.Protocol, eps ...netip.Add
 
 // ruleset is an IPv4 ruleset listening on 127.0.0.1.
 func ruleset(ports ...userspace.Port) []*userspace.Ruleset {
-	return []*userspace.Ruleset{{Family: cluster.IPv4, ListenIP: loopback(1), Ports: ports}}
+	return []*userspace.Ruleset{{Family: nodetable.IPv4, ListenIP: loopback(1), Ports: ports}}
 }
 
 // proxyAddr is where the proxy listens for p.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
 )
 
@@ -40,8 +40,8 @@ func TestLoadProxyVsDirect(t *testing.T) {
 	}
 	bulk := bulkBackend(t, netip.AddrPortFrom(loopback(21), 0))
 	echo := echoBackend(t, netip.AddrPortFrom(loopback(22), 0))
-	bp := svcPort(t, "bulk", cluster.TCP, bulk)
-	ep := svcPort(t, "echo", cluster.TCP, echo)
+	bp := svcPort(t, "bulk", nodetable.TCP, bulk)
+	ep := svcPort(t, "echo", nodetable.TCP, echo)
 	// No logger: per-connection logs are off by default in production too.
 	p := proxy.New(proxy.Options{})
 	t.Cleanup(p.Close)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // servicePort is one Service port of one family: its balancer, its proxy
@@ -20,7 +20,7 @@ type servicePort struct {
 	p      *Proxier
 	key    portKey
 	name   string // "namespace/name:port", as in the portal rules' comments
-	proto  cluster.Protocol
+	proto  nodetable.Protocol
 	listen netip.AddrPort
 	lb     *balancer
 	stats  *portStats
@@ -86,7 +86,7 @@ func (sp *servicePort) update(endpoints []netip.AddrPort, affinitySeconds int32)
 		return nil
 	}
 	var err error
-	if sp.proto == cluster.UDP {
+	if sp.proto == nodetable.UDP {
 		sp.sock, err = sp.listenUDP()
 	} else {
 		sp.sock, err = sp.listenTCP()

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
@@ -76,8 +76,8 @@ type Proxier struct {
 // portKey identifies a Service port of one family: a dual-stack Service
 // has one proxy port per family.
 type portKey struct {
-	family cluster.Family
-	name   cluster.ServicePortName
+	family nodetable.Family
+	name   nodetable.ServicePortName
 }
 
 // New returns a Proxier with no Service ports.
@@ -130,7 +130,7 @@ func (p *Proxier) Update(rulesets []*userspace.Ruleset) error {
 				p.log.Warn("skipping service port: no proxy port allocated (--proxy-port-range is full)",
 					"servicePort", port.Name.String(), "protocol", port.Name.Protocol.Lower())
 				continue
-			case port.Name.Protocol != cluster.TCP && port.Name.Protocol != cluster.UDP:
+			case port.Name.Protocol != nodetable.TCP && port.Name.Protocol != nodetable.UDP:
 				// v1.25: "SCTP is not supported for user space proxy".
 				p.log.Debug("skipping service port: protocol not supported by the userspace proxy",
 					"servicePort", port.Name.String(), "protocol", port.Name.Protocol.Lower())

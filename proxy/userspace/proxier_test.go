@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
 )
 
@@ -19,8 +19,8 @@ func TestTCPRoundRobinAndAffinity(t *testing.T) {
 	a := tcpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
 	b := tcpBackend(t, netip.AddrPortFrom(loopback(12), 0), "b")
 	c := tcpBackend(t, netip.AddrPortFrom(loopback(13), 0), "c")
-	rr := svcPort(t, "rr", cluster.TCP, a, b, c)
-	sticky := svcPort(t, "sticky", cluster.TCP, a, b, c)
+	rr := svcPort(t, "rr", nodetable.TCP, a, b, c)
+	sticky := svcPort(t, "sticky", nodetable.TCP, a, b, c)
 	sticky.AffinityTimeoutSeconds = 60
 	p := startProxier(t, proxy.Options{}, ruleset(rr, sticky))
 
@@ -57,7 +57,7 @@ func TestTCPRoundRobinAndAffinity(t *testing.T) {
 func TestTCPRefusingEndpointIsSkipped(t *testing.T) {
 	good := tcpBackend(t, netip.AddrPortFrom(loopback(11), 0), "good")
 	refusing := netip.AddrPortFrom(loopback(12), freePort(t, "tcp")) // nothing listens: RST
-	sp := svcPort(t, "svc", cluster.TCP, good, refusing)
+	sp := svcPort(t, "svc", nodetable.TCP, good, refusing)
 	p := startProxier(t, proxy.Options{}, ruleset(sp))
 	counts := names(t, loopback(2), proxyAddr(sp), 20)
 	if counts["good"] != 20 {
@@ -77,7 +77,7 @@ func TestTCPRefusingEndpointIsSkipped(t *testing.T) {
 
 func TestTCPAllEndpointsRefusingResetsClient(t *testing.T) {
 	refusing := netip.AddrPortFrom(loopback(12), freePort(t, "tcp"))
-	sp := svcPort(t, "svc", cluster.TCP, refusing)
+	sp := svcPort(t, "svc", nodetable.TCP, refusing)
 	p := startProxier(t, proxy.Options{DialTimeouts: []time.Duration{time.Second, time.Second}}, ruleset(sp))
 	_, _, err := dialFrom(loopback(2), proxyAddr(sp))
 	if err == nil {
@@ -95,8 +95,8 @@ func TestTCPAllEndpointsRefusingResetsClient(t *testing.T) {
 func TestNoEndpointsRefuses(t *testing.T) {
 	a := tcpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
 	ua := udpBackend(t, netip.AddrPortFrom(loopback(11), 0), "ua")
-	tcp := svcPort(t, "svc", cluster.TCP, a)
-	udp := svcPort(t, "dns", cluster.UDP, ua)
+	tcp := svcPort(t, "svc", nodetable.TCP, a)
+	udp := svcPort(t, "dns", nodetable.UDP, ua)
 	p := startProxier(t, proxy.Options{}, ruleset(tcp, udp))
 	names(t, loopback(2), proxyAddr(tcp), 1)
 
@@ -134,7 +134,7 @@ func TestNoEndpointsRefuses(t *testing.T) {
 
 func TestTCPHalfClose(t *testing.T) {
 	a := tcpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
-	sp := svcPort(t, "svc", cluster.TCP, a)
+	sp := svcPort(t, "svc", nodetable.TCP, a)
 	p := startProxier(t, proxy.Options{}, ruleset(sp))
 	c, name, err := dialFrom(loopback(2), proxyAddr(sp))
 	if err != nil {
@@ -165,8 +165,8 @@ func TestTCPHalfClose(t *testing.T) {
 func TestUpdateKeepsUnchangedAndClosesRemoved(t *testing.T) {
 	a := tcpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
 	b := tcpBackend(t, netip.AddrPortFrom(loopback(12), 0), "b")
-	keep := svcPort(t, "keep", cluster.TCP, a)
-	gone := svcPort(t, "gone", cluster.TCP, a)
+	keep := svcPort(t, "keep", nodetable.TCP, a)
+	gone := svcPort(t, "gone", nodetable.TCP, a)
 	p := startProxier(t, proxy.Options{}, ruleset(keep, gone))
 
 	kc, _, err := dialFrom(loopback(2), proxyAddr(keep))
@@ -182,7 +182,7 @@ func TestUpdateKeepsUnchangedAndClosesRemoved(t *testing.T) {
 
 	// keep gains endpoint b, gone is removed, added is new.
 	keep.Endpoints = []netip.AddrPort{a, b}
-	added := svcPort(t, "added", cluster.TCP, b)
+	added := svcPort(t, "added", nodetable.TCP, b)
 	if err := p.Update(ruleset(keep, added)); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestUpdateKeepsUnchangedAndClosesRemoved(t *testing.T) {
 func TestUDPFlows(t *testing.T) {
 	a := udpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
 	b := udpBackend(t, netip.AddrPortFrom(loopback(12), 0), "b")
-	sp := svcPort(t, "dns", cluster.UDP, a, b)
+	sp := svcPort(t, "dns", nodetable.UDP, a, b)
 	const idle = 200 * time.Millisecond
 	p := startProxier(t, proxy.Options{UDPIdleTimeout: idle}, ruleset(sp))
 	const labels = `service_port="default/dns:p",protocol="udp",family="IPv4"`
@@ -277,7 +277,7 @@ func TestUDPFlows(t *testing.T) {
 func TestUDPRemovedEndpointEndsFlow(t *testing.T) {
 	a := udpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
 	b := udpBackend(t, netip.AddrPortFrom(loopback(12), 0), "b")
-	sp := svcPort(t, "dns", cluster.UDP, a, b)
+	sp := svcPort(t, "dns", nodetable.UDP, a, b)
 	p := startProxier(t, proxy.Options{UDPIdleTimeout: time.Minute}, ruleset(sp))
 	c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(proxyAddr(sp)))
 	if err != nil {
@@ -306,7 +306,7 @@ func TestUDPRemovedEndpointEndsFlow(t *testing.T) {
 // connection, and Run returns once they are closed.
 func TestRunStopsOnCancel(t *testing.T) {
 	a := tcpBackend(t, netip.AddrPortFrom(loopback(11), 0), "a")
-	sp := svcPort(t, "svc", cluster.TCP, a)
+	sp := svcPort(t, "svc", nodetable.TCP, a)
 	p := proxy.New(proxy.Options{})
 	if err := p.Update(ruleset(sp)); err != nil {
 		t.Fatal(err)

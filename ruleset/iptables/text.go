@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
@@ -49,7 +49,7 @@ type ParseError = textform.ParseError
 // shape) into a Ruleset of the given family. Comment lines and counters are
 // ignored. Chains keep the order of their ":" lines; Sort puts them into
 // iptables-save order.
-func Parse(data []byte, family cluster.Family) (*Ruleset, error) {
+func Parse(data []byte, family nodetable.Family) (*Ruleset, error) {
 	rs := &Ruleset{Family: family}
 	var cur *Table
 	// One conversion; every rule is then a substring of it, with no copy.
@@ -184,7 +184,7 @@ func EncodeAll(w io.Writer, sets []*Ruleset) error {
 // as one IPv4 ruleset.
 func ParseAll(data []byte) ([]*Ruleset, error) {
 	var out []*Ruleset
-	family := cluster.IPv4
+	family := nodetable.IPv4
 	start, lineNo, startLine := 0, 0, 1
 	flush := func(end int) error {
 		section := data[start:end]
@@ -213,8 +213,8 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 			if err := flush(pos); err != nil {
 				return nil, err
 			}
-			family = cluster.Family(strings.TrimSpace(strings.TrimPrefix(line, familyMarker)))
-			if family != cluster.IPv4 && family != cluster.IPv6 {
+			family = nodetable.Family(strings.TrimSpace(strings.TrimPrefix(line, familyMarker)))
+			if family != nodetable.IPv4 && family != nodetable.IPv6 {
 				return nil, &ParseError{Line: lineNo, Text: line, Msg: "unknown family"}
 			}
 			start, startLine = next, lineNo+1

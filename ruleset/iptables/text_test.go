@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 func TestParseErrorsNameTheLine(t *testing.T) {
@@ -16,7 +16,7 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		"chain without table": ":KUBE-X - [0:0]\n",
 	}
 	for name, text := range cases {
-		_, err := Parse([]byte(text), cluster.IPv4)
+		_, err := Parse([]byte(text), nodetable.IPv4)
 		pe, ok := err.(*ParseError)
 		if !ok || pe.Line == 0 {
 			t.Errorf("%s: got %v, want a ParseError with a line number", name, err)
@@ -66,11 +66,11 @@ func FuzzParseRoundTrip(f *testing.F) {
 	f.Add([]byte("*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-X - [0:0]\n-A PREROUTING -j KUBE-X\n-A KUBE-X -m comment --comment \"a b\" -j DNAT --to-destination 1.2.3.4:80\nCOMMIT\n"))
 	f.Add([]byte("# Generated\n*filter\n:INPUT DROP [1:2]\n[5:6] -A INPUT -j ACCEPT\nCOMMIT\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rs, err := Parse(data, cluster.IPv4)
+		rs, err := Parse(data, nodetable.IPv4)
 		if err != nil {
 			return
 		}
-		again, err := Parse([]byte(rs.String()), cluster.IPv4)
+		again, err := Parse([]byte(rs.String()), nodetable.IPv4)
 		if err != nil {
 			t.Fatalf("re-parse of encoded ruleset failed: %v\n%s", err, rs.String())
 		}

@@ -5,7 +5,7 @@
 // format (see Encode and Parse).
 package iptables
 
-import "github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+import "github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 
 // TableName is an iptables table ("filter", "nat", ...).
 type TableName string
@@ -60,8 +60,8 @@ type Table struct {
 
 // Ruleset is a set of tables for one IP family (iptables or ip6tables).
 type Ruleset struct {
-	Family cluster.Family `json:"family"`
-	Tables []*Table       `json:"tables"`
+	Family nodetable.Family `json:"family"`
+	Tables []*Table         `json:"tables"`
 }
 
 // Table returns the named table, or nil.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -71,8 +71,8 @@ func (p *parser) line(n int, line string) error {
 func (p *parser) header(n int, line string, perr func(string) error) error {
 	want := map[section]string{secNone: headerIPVS, secIPVS: headerIPSet, secIPSet: headerAddrs, secAddrs: headerIPTables, secIPTables: headerIPVS}[p.sec]
 	if strings.HasPrefix(line, headerIPVS) && want == headerIPVS {
-		fam := cluster.Family(strings.TrimPrefix(line, headerIPVS))
-		if fam != cluster.IPv4 && fam != cluster.IPv6 {
+		fam := nodetable.Family(strings.TrimPrefix(line, headerIPVS))
+		if fam != nodetable.IPv4 && fam != nodetable.IPv6 {
 			return perr("family must be IPv4 or IPv6")
 		}
 		if err := p.finish(n - 1); err != nil {

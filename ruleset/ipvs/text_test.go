@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -48,12 +48,12 @@ func TestParseEncodeRoundTrip(t *testing.T) {
 
 func TestEncodeParseValue(t *testing.T) {
 	rs := &Ruleset{
-		Family: cluster.IPv6,
+		Family: nodetable.IPv6,
 		VirtualServers: []*VirtualServer{{Protocol: TCP, Address: netip.MustParseAddr("fd00::1"), Port: 80, Scheduler: "rr",
 			RealServers: []RealServer{{Address: netip.MustParseAddr("fd00:1::2"), Port: 8080, Method: Masquerade, Weight: 1}}}},
 		Sets:      []*Set{{Name: "KUBE-6-IPVS-IPS", Type: HashIP, Family: "inet6", HashSize: 1024, MaxElem: 65536, Entries: []string{"fd00::1"}}},
 		Addresses: []netip.Addr{netip.MustParseAddr("fd00::1")},
-		IPTables:  &ipt.Ruleset{Family: cluster.IPv6},
+		IPTables:  &ipt.Ruleset{Family: nodetable.IPv6},
 	}
 	back, err := Parse([]byte(rs.String()))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -101,7 +101,7 @@ type Set struct {
 
 // Ruleset is everything kube-proxy's ipvs mode programs for one family.
 type Ruleset struct {
-	Family         cluster.Family   `json:"family"`
+	Family         nodetable.Family `json:"family"`
 	VirtualServers []*VirtualServer `json:"virtualServers"`
 	Sets           []*Set           `json:"sets"`
 	// Addresses are bound to DummyDevice as host prefixes (/32, /128).

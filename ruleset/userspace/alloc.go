@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // PortRange is an inclusive range of local ports (kube-proxy's
@@ -78,7 +78,7 @@ func ParsePortRange(s string) (PortRange, error) {
 // Unallocated ports got none.
 type ExhaustedError struct {
 	Range       PortRange
-	Unallocated []cluster.ServicePortName
+	Unallocated []nodetable.ServicePortName
 }
 
 func (e *ExhaustedError) Error() string {
@@ -88,11 +88,11 @@ func (e *ExhaustedError) Error() string {
 
 // Key is the text a Service port's proxy port is derived from:
 // "namespace/name:port/protocol", for example "default/web:http/tcp".
-func Key(n cluster.ServicePortName) string { return n.String() + "/" + n.Protocol.Lower() }
+func Key(n nodetable.ServicePortName) string { return n.String() + "/" + n.Protocol.Lower() }
 
 // HomePort is the port a Service port gets when nothing else claims it:
 // the first 8 bytes of SHA-256(Key) modulo the range size, offset into r.
-func HomePort(n cluster.ServicePortName, r PortRange) uint16 {
+func HomePort(n nodetable.ServicePortName, r PortRange) uint16 {
 	sum := sha256.Sum256([]byte(Key(n)))
 	return r.First + uint16(binary.BigEndian.Uint64(sum[:8])%uint64(r.Size()))
 }
@@ -120,11 +120,11 @@ func HomePort(n cluster.ServicePortName, r PortRange) uint16 {
 // When there are more names than free ports, the displaced names last in
 // Key order get none; they are missing from the map and listed in an
 // *ExhaustedError.
-func Allocate(names []cluster.ServicePortName, r PortRange, reserved []int32) (map[cluster.ServicePortName]uint16, error) {
+func Allocate(names []nodetable.ServicePortName, r PortRange, reserved []int32) (map[nodetable.ServicePortName]uint16, error) {
 	r = r.OrDefault()
 	type cand struct {
 		key  string
-		name cluster.ServicePortName
+		name nodetable.ServicePortName
 		home int
 	}
 	cands := make([]cand, 0, len(names))
@@ -140,7 +140,7 @@ func Allocate(names []cluster.ServicePortName, r PortRange, reserved []int32) (m
 			taken[p-int32(r.First)] = true
 		}
 	}
-	out := make(map[cluster.ServicePortName]uint16, len(cands))
+	out := make(map[nodetable.ServicePortName]uint16, len(cands))
 	var displaced []cand
 	for _, c := range cands { // Key order: the smallest Key claims a home port.
 		if taken[c.home] {
@@ -150,7 +150,7 @@ func Allocate(names []cluster.ServicePortName, r PortRange, reserved []int32) (m
 		taken[c.home] = true
 		out[c.name] = r.First + uint16(c.home)
 	}
-	var unallocated []cluster.ServicePortName
+	var unallocated []nodetable.ServicePortName
 	full := false // once one probe finds no free port, none will
 	for _, c := range displaced {
 		slot, ok := probe(taken, c.home, &full)

@@ -7,18 +7,18 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
-func names(n int) []cluster.ServicePortName {
-	out := make([]cluster.ServicePortName, n)
+func names(n int) []nodetable.ServicePortName {
+	out := make([]nodetable.ServicePortName, n)
 	for i := range out {
-		out[i] = cluster.ServicePortName{Namespace: fmt.Sprintf("ns%d", i%7), Name: fmt.Sprintf("svc%d", i), Port: "http", Protocol: cluster.TCP}
+		out[i] = nodetable.ServicePortName{Namespace: fmt.Sprintf("ns%d", i%7), Name: fmt.Sprintf("svc%d", i), Port: "http", Protocol: nodetable.TCP}
 	}
 	return out
 }
 
-func mustAllocate(t *testing.T, ns []cluster.ServicePortName, r PortRange, reserved []int32) map[cluster.ServicePortName]uint16 {
+func mustAllocate(t *testing.T, ns []nodetable.ServicePortName, r PortRange, reserved []int32) map[nodetable.ServicePortName]uint16 {
 	t.Helper()
 	m, err := Allocate(ns, r, reserved)
 	if err != nil {
@@ -49,17 +49,17 @@ func TestAllocateDeterministicDistinctInRange(t *testing.T) {
 }
 
 func TestAllocateProtocolIsPartOfTheName(t *testing.T) {
-	tcp := cluster.ServicePortName{Namespace: "ns", Name: "dns", Port: "dns", Protocol: cluster.TCP}
+	tcp := nodetable.ServicePortName{Namespace: "ns", Name: "dns", Port: "dns", Protocol: nodetable.TCP}
 	udp := tcp
-	udp.Protocol = cluster.UDP
-	m := mustAllocate(t, []cluster.ServicePortName{tcp, udp}, PortRange{}, nil)
+	udp.Protocol = nodetable.UDP
+	m := mustAllocate(t, []nodetable.ServicePortName{tcp, udp}, PortRange{}, nil)
 	if m[tcp] == m[udp] || !DefaultPortRange.Contains(int32(m[tcp])) {
 		t.Errorf("tcp %d, udp %d: want two distinct ports in %s", m[tcp], m[udp], DefaultPortRange)
 	}
 }
 
 // atHome reports whether n sits at its home port in m.
-func atHome(m map[cluster.ServicePortName]uint16, n cluster.ServicePortName, r PortRange) bool {
+func atHome(m map[nodetable.ServicePortName]uint16, n nodetable.ServicePortName, r PortRange) bool {
 	return m[n] == HomePort(n, r)
 }
 
@@ -68,7 +68,7 @@ func TestAllocateStableOnAdd(t *testing.T) {
 	before := mustAllocate(t, ns, small, nil)
 	displaced := 0
 	for i := 300; i < 400; i++ {
-		added := cluster.ServicePortName{Namespace: "new", Name: fmt.Sprintf("svc%d", i), Protocol: cluster.UDP}
+		added := nodetable.ServicePortName{Namespace: "new", Name: fmt.Sprintf("svc%d", i), Protocol: nodetable.UDP}
 		after := mustAllocate(t, append(slices.Clone(ns), added), small, nil)
 		for _, n := range ns {
 			if !atHome(before, n, small) {

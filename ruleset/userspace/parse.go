@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // parsePort reads one port line (see Encode).
@@ -47,15 +47,15 @@ func parsePort(line string) (Port, error) {
 }
 
 // parseName reads "namespace/name[:port]" and a lower-case protocol.
-func parseName(s, proto string) (cluster.ServicePortName, error) {
-	var n cluster.ServicePortName
+func parseName(s, proto string) (nodetable.ServicePortName, error) {
+	var n nodetable.ServicePortName
 	switch proto {
 	case "tcp":
-		n.Protocol = cluster.TCP
+		n.Protocol = nodetable.TCP
 	case "udp":
-		n.Protocol = cluster.UDP
+		n.Protocol = nodetable.UDP
 	case "sctp":
-		n.Protocol = cluster.SCTP
+		n.Protocol = nodetable.SCTP
 	default:
 		return n, fmt.Errorf("protocol %q: want tcp, udp or sctp", proto)
 	}

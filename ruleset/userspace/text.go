@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
@@ -161,8 +161,8 @@ func parseHeader(line string) (*Ruleset, error) {
 	if len(f) != 3 || f[1] != "listen" {
 		return nil, fmt.Errorf("want %sFAMILY listen IP", headerPorts)
 	}
-	family := cluster.Family(f[0])
-	if family != cluster.IPv4 && family != cluster.IPv6 {
+	family := nodetable.Family(f[0])
+	if family != nodetable.IPv4 && family != nodetable.IPv6 {
 		return nil, fmt.Errorf("unknown family %q", f[0])
 	}
 	ip, err := netip.ParseAddr(f[2])

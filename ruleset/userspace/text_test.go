@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 const sample = `## ports IPv4 listen 0.0.0.0
@@ -33,7 +33,7 @@ func TestTextRoundTrip(t *testing.T) {
 	if len(sets) != 2 {
 		t.Fatalf("%d rulesets, want 2", len(sets))
 	}
-	web := sets[0].Port(cluster.ServicePortName{Namespace: "default", Name: "web", Protocol: cluster.TCP})
+	web := sets[0].Port(nodetable.ServicePortName{Namespace: "default", Name: "web", Protocol: nodetable.TCP})
 	if web == nil || web.ProxyPort != 25870 || web.AffinityTimeoutSeconds != 10800 || len(web.Endpoints) != 0 {
 		t.Errorf("default/web: %+v", web)
 	}

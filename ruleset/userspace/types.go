@@ -17,7 +17,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -47,7 +47,7 @@ const (
 // its user-space proxy listens on.
 type Port struct {
 	// Name identifies the Service port, protocol included.
-	Name cluster.ServicePortName `json:"name"`
+	Name nodetable.ServicePortName `json:"name"`
 	// Portal is the ClusterIP and Service port (v1.25's info.portal).
 	Portal netip.AddrPort `json:"portal"`
 	// ProxyPort is the local port the proxy listens on, on ListenIP. Zero
@@ -69,7 +69,7 @@ func (p *Port) Equal(o *Port) bool {
 
 // Ruleset is everything kube-proxy's userspace mode programs for one family.
 type Ruleset struct {
-	Family cluster.Family `json:"family"`
+	Family nodetable.Family `json:"family"`
 	// ListenIP is the address the proxy sockets bind (--bind-address); the
 	// unspecified address means every interface.
 	ListenIP netip.Addr `json:"listenIP"`
@@ -80,7 +80,7 @@ type Ruleset struct {
 }
 
 // Port returns the entry for name, or nil.
-func (rs *Ruleset) Port(name cluster.ServicePortName) *Port {
+func (rs *Ruleset) Port(name nodetable.ServicePortName) *Port {
 	for i := range rs.Ports {
 		if rs.Ports[i].Name == name {
 			return &rs.Ports[i]

@@ -1,4 +1,4 @@
-package cluster
+package nodetable
 
 import "net/netip"
 
@@ -151,4 +151,21 @@ type ServiceTable struct {
 	// ServiceCIDRs are the cluster's Service ranges in this family, from
 	// ServiceCIDR objects or configuration (nftables' cluster-ips-check).
 	ServiceCIDRs []netip.Prefix `json:"serviceCIDRs,omitempty"`
+}
+
+// Tables holds the node-local ServiceTable of each family. Both are always
+// non-nil; a family the cluster does not use has no ports.
+type Tables struct {
+	IPv4, IPv6 *ServiceTable
+}
+
+// ForFamily returns the table of family f, or nil for an unknown family.
+func (t *Tables) ForFamily(f Family) *ServiceTable {
+	switch f {
+	case IPv4:
+		return t.IPv4
+	case IPv6:
+		return t.IPv6
+	}
+	return nil
 }

@@ -1,17 +1,20 @@
-package cluster
+// Package fromapi reads a cluster.Snapshot from the API server. It is the
+// only part of the snapshot code that needs the Kubernetes client
+// libraries, so that reading files and building tables do not pull them.
+package fromapi
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
-// FromAPI reads a snapshot from the API server: every Service, discovery/v1
+// Snapshot reads a snapshot from the API server: every Service, discovery/v1
 // EndpointSlice and networking/v1 ServiceCIDR, and the one Node named
 // nodeName (not all Nodes, so that read access to one Node suffices). Lists
 // use resourceVersion "0" so the API server's watch cache answers, as it
@@ -19,18 +22,18 @@ import (
 //
 // A server without the ServiceCIDR API (NotFound), or credentials not allowed
 // to list it (Forbidden), give no ServiceCIDRs and a warning; a missing Node
-// is an error for which IsNodeNotFound is true.
-func FromAPI(ctx context.Context, client kubernetes.Interface, nodeName string) (*Snapshot, error) {
+// is an error for which cluster.IsNodeNotFound is true.
+func Snapshot(ctx context.Context, client kubernetes.Interface, nodeName string) (*cluster.Snapshot, error) {
 	if nodeName == "" {
 		return nil, errors.New("no node name given")
 	}
 	fromCache := metav1.ListOptions{ResourceVersion: "0"}
-	s := &Snapshot{}
+	s := &cluster.Snapshot{}
 
 	node, err := client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{ResourceVersion: "0"})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, &nodeNotFoundError{name: nodeName, err: err}
+		return nil, &cluster.NodeNotFoundError{Name: nodeName, Err: err}
 	case err != nil:
 		return nil, fmt.Errorf("get node %q: %w", nodeName, err)
 	}
@@ -51,7 +54,7 @@ func FromAPI(ctx context.Context, client kubernetes.Interface, nodeName string) 
 	cidrs, err := client.NetworkingV1().ServiceCIDRs().List(ctx, fromCache)
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
-		s.Warnings = append(s.Warnings, Warning{
+		s.Warnings = append(s.Warnings, cluster.Warning{
 			Object:  "servicecidrs",
 			Message: fmt.Sprintf("cannot list (%v): continuing without ServiceCIDRs", err),
 		})
@@ -61,31 +64,6 @@ func FromAPI(ctx context.Context, client kubernetes.Interface, nodeName string) 
 		s.ServiceCIDRs = cidrs.Items
 	}
 
-	s.normalize()
+	s.Normalize()
 	return s, nil
-}
-
-// nodeNotFoundError is a Node that does not exist, in the API (err is the
-// API error, so apierrors.IsNotFound is true for it too) or in a snapshot
-// (have lists the Nodes it holds).
-type nodeNotFoundError struct {
-	name string
-	err  error
-	have []string
-}
-
-func (e *nodeNotFoundError) Error() string {
-	if e.err != nil {
-		return fmt.Sprintf("node %q not found", e.name)
-	}
-	return fmt.Sprintf("node %q not found in snapshot (have: %s)", e.name, strings.Join(e.have, ", "))
-}
-
-func (e *nodeNotFoundError) Unwrap() error { return e.err }
-
-// IsNodeNotFound reports whether err says the requested Node does not exist,
-// from FromAPI or from Build.
-func IsNodeNotFound(err error) bool {
-	var nf *nodeNotFoundError
-	return errors.As(err, &nf)
 }

@@ -1,4 +1,4 @@
-package cluster
+package fromapi
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -41,7 +43,7 @@ func apiObjects() []runtime.Object {
 
 func TestFromAPI(t *testing.T) {
 	client := fake.NewClientset(apiObjects()...)
-	s, err := FromAPI(context.Background(), client, "node-1")
+	s, err := Snapshot(context.Background(), client, "node-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +140,13 @@ func TestFromAPIErrors(t *testing.T) {
 					return true, nil, tt.err
 				})
 			}
-			s, err := FromAPI(context.Background(), client, tt.node)
+			s, err := Snapshot(context.Background(), client, tt.node)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want prefix %q", err, tt.wantErr)
 				}
-				if tt.name == "missing node" && (!IsNodeNotFound(err) || !apierrors.IsNotFound(err) || err.Error() != tt.wantErr) {
-					t.Errorf("missing node: err = %v, IsNodeNotFound %v, apierrors.IsNotFound %v", err, IsNodeNotFound(err), apierrors.IsNotFound(err))
+				if tt.name == "missing node" && (!cluster.IsNodeNotFound(err) || !apierrors.IsNotFound(err) || err.Error() != tt.wantErr) {
+					t.Errorf("missing node: err = %v, IsNodeNotFound %v, apierrors.IsNotFound %v", err, cluster.IsNodeNotFound(err), apierrors.IsNotFound(err))
 				}
 				return
 			}
@@ -160,15 +162,48 @@ func TestFromAPIErrors(t *testing.T) {
 
 // A snapshot read from the API builds like one read from a file.
 func TestFromAPIBuilds(t *testing.T) {
-	s, err := FromAPI(context.Background(), fake.NewClientset(apiObjects()...), "node-1")
+	s, err := Snapshot(context.Background(), fake.NewClientset(apiObjects()...), "node-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables, _, err := Build(s, Config{NodeName: "node-1"})
+	tables, _, err := cluster.Build(s, cluster.Config{NodeName: "node-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"ns2/web/TCP"}, portNames(tables.IPv4)); diff != "" {
+	if diff := cmp.Diff([]string{"ns2/web/TCP"}, portNames(tables.IPv4.Ports)); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
+}
+
+func portNames(ports []nodetable.ServicePort) []string {
+	var out []string
+	for _, p := range ports {
+		out = append(out, p.Name.String()+"/"+string(p.Name.Protocol))
+	}
+	return out
+}
+
+// names lists the snapshot's objects as "Kind namespace/name", in order.
+func names(s *cluster.Snapshot) []string {
+	var out []string
+	add := func(kind string, m metav1.ObjectMeta) {
+		if m.Namespace == "" {
+			out = append(out, kind+" "+m.Name)
+		} else {
+			out = append(out, kind+" "+m.Namespace+"/"+m.Name)
+		}
+	}
+	for _, o := range s.Nodes {
+		add("Node", o.ObjectMeta)
+	}
+	for _, o := range s.ServiceCIDRs {
+		add("ServiceCIDR", o.ObjectMeta)
+	}
+	for _, o := range s.Services {
+		add("Service", o.ObjectMeta)
+	}
+	for _, o := range s.EndpointSlices {
+		add("EndpointSlice", o.ObjectMeta)
+	}
+	return out
 }

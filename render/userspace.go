@@ -18,8 +18,8 @@ type UserspaceOptions struct {
 	// loopback; so does Validate.
 	ListenIP netip.Addr `json:"listenIP,omitempty"`
 	// PortRange is --proxy-port-range; the zero value means
-	// userspace.DefaultPortRange (20000-29999). See userspace.Allocate.
-	PortRange userspace.PortRange `json:"portRange,omitzero"`
+	// DefaultProxyPortRange (20000-29999). See allocatePorts.
+	PortRange ProxyPortRange `json:"portRange,omitzero"`
 }
 
 // Validate checks the options as v1.25's NewProxier did.
@@ -27,7 +27,7 @@ func (o *UserspaceOptions) Validate() error {
 	if o.ListenIP.IsLoopback() {
 		return fmt.Errorf("listenIP %s: cannot proxy on localhost", o.ListenIP)
 	}
-	if r := o.PortRange; r != (userspace.PortRange{}) && (r.First == 0 || r.Last < r.First) {
+	if r := o.PortRange; r != (ProxyPortRange{}) && (r.First == 0 || r.Last < r.First) {
 		return fmt.Errorf("portRange %s: need 1 <= first <= last", r)
 	}
 	return nil
@@ -75,12 +75,12 @@ type userspaceState struct {
 
 // Userspace renders kube-proxy v1.25's userspace mode for one family: the
 // port map (every Service port with a deterministic proxy port, see
-// userspace.Allocate) and the portal rules that send ClusterIP, external
+// allocatePorts) and the portal rules that send ClusterIP, external
 // IP, load-balancer IP and NodePort traffic to the proxy ports. cfg is
 // taken for symmetry with the other modes: v1.25's userspace mode honoured
 // none of its settings (no masquerading, nodePortAddresses or local
 // detection). Service ports that get no proxy port because the range is
-// full are listed with proxy port 0 and get no rules; userspace.Allocate
+// full are listed with proxy port 0 and get no rules; allocatePorts
 // reports them as an error.
 func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *userspace.Ruleset {
 	_ = cfg
@@ -111,7 +111,7 @@ func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *us
 
 // allocateProxyPorts allocates a port to every Service port of the table,
 // avoiding the NodePorts and health-check NodePorts in use.
-func allocateProxyPorts(t *nodetable.ServiceTable, r userspace.PortRange) map[nodetable.ServicePortName]uint16 {
+func allocateProxyPorts(t *nodetable.ServiceTable, r ProxyPortRange) map[nodetable.ServicePortName]uint16 {
 	names := make([]nodetable.ServicePortName, len(t.Ports))
 	var reserved []int32
 	for i := range t.Ports {
@@ -124,7 +124,7 @@ func allocateProxyPorts(t *nodetable.ServiceTable, r userspace.PortRange) map[no
 			reserved = append(reserved, sp.HealthCheckNodePort)
 		}
 	}
-	ports, _ := userspace.Allocate(names, r, reserved) // the unallocated are absent: port 0
+	ports, _ := allocatePorts(names, r, reserved) // the unallocated are absent: port 0
 	return ports
 }
 

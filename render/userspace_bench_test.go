@@ -6,14 +6,13 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
 // BenchmarkRenderUserspace uses a 40000-port range: the default range
 // (10000 ports) cannot hold 30000 Service ports.
 func BenchmarkRenderUserspace(b *testing.B) {
 	cfg := render.DefaultConfig()
-	opts := render.UserspaceOptions{PortRange: userspace.PortRange{First: 20000, Last: 59999}}
+	opts := render.UserspaceOptions{PortRange: render.ProxyPortRange{First: 20000, Last: 59999}}
 	for _, n := range []int{1000, 10000, 30000} {
 		table := synthetic.Table(n, 10)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {

@@ -48,7 +48,7 @@ func TestUserspaceListenIPOtherFamily(t *testing.T) {
 // the NodePort range; a full range leaves ports without rules.
 func TestUserspaceAvoidsNodePortsAndExhaustion(t *testing.T) {
 	table := synthetic.Table(100, 1) // every tenth Service has NodePort 30000+i
-	opts := render.UserspaceOptions{PortRange: userspace.PortRange{First: 30000, Last: 30094}}
+	opts := render.UserspaceOptions{PortRange: render.ProxyPortRange{First: 30000, Last: 30094}}
 	rs := render.Userspace(table, render.DefaultConfig(), opts)
 	unallocated := 0
 	for _, p := range rs.Ports {
@@ -78,7 +78,7 @@ func TestUserspaceOptionsValidate(t *testing.T) {
 	for _, o := range []render.UserspaceOptions{
 		{ListenIP: netip.MustParseAddr("127.0.0.1")},
 		{ListenIP: netip.MustParseAddr("::1")},
-		{PortRange: userspace.PortRange{First: 10, Last: 5}},
+		{PortRange: render.ProxyPortRange{First: 10, Last: 5}},
 	} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v: want an error", o)
@@ -99,10 +99,10 @@ func TestUserspaceAddServiceKeepsPorts(t *testing.T) {
 	extra.Name = nodetable.ServicePortName{Namespace: "zz", Name: "new", Port: "http", Protocol: nodetable.TCP}
 	bigger.Ports = append(append([]nodetable.ServicePort(nil), table.Ports...), extra)
 	after := render.Userspace(&bigger, render.DefaultConfig(), render.UserspaceOptions{})
-	newHome := userspace.HomePort(extra.Name, userspace.DefaultPortRange)
+	newHome := render.HomeProxyPort(extra.Name, render.DefaultProxyPortRange)
 	for _, p := range before.Ports {
 		q := after.Port(p.Name)
-		home := p.ProxyPort == userspace.HomePort(p.Name, userspace.DefaultPortRange)
+		home := p.ProxyPort == render.HomeProxyPort(p.Name, render.DefaultProxyPortRange)
 		if home && q.ProxyPort != p.ProxyPort && newHome != p.ProxyPort {
 			t.Errorf("%s moved from %d to %d", p.Name, p.ProxyPort, q.ProxyPort)
 		}

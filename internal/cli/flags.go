@@ -11,7 +11,6 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
 // Mode is a proxy mode.
@@ -162,7 +161,7 @@ func parsePrefixes(flag string, in []string) ([]netip.Prefix, error) {
 func (f *ProxyFlags) userspaceOptions() (render.UserspaceOptions, error) {
 	var o render.UserspaceOptions
 	if f.ProxyPortRange != "" {
-		r, err := userspace.ParsePortRange(f.ProxyPortRange)
+		r, err := render.ParseProxyPortRange(f.ProxyPortRange)
 		if err != nil {
 			return o, fmt.Errorf("--proxy-port-range: %w", err)
 		}

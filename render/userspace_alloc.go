@@ -1,4 +1,4 @@
-package userspace
+package render
 
 import (
 	"crypto/sha256"
@@ -11,45 +11,45 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
-// PortRange is an inclusive range of local ports (kube-proxy's
-// --proxy-port-range). The zero value means DefaultPortRange.
-type PortRange struct {
+// ProxyPortRange is an inclusive range of local ports (kube-proxy's
+// --proxy-port-range). The zero value means DefaultProxyPortRange.
+type ProxyPortRange struct {
 	First uint16 `json:"first"`
 	Last  uint16 `json:"last"`
 }
 
-// DefaultPortRange is used when no range is given. kube-proxy v1.25 took
+// DefaultProxyPortRange is used when no range is given. kube-proxy v1.25 took
 // random ephemeral ports then, which is not deterministic. 20000-29999 lies
 // below both the default NodePort range (30000-32767) and Linux's default
 // ephemeral range (32768-60999), so proxy ports clash with neither.
-var DefaultPortRange = PortRange{First: 20000, Last: 29999}
+var DefaultProxyPortRange = ProxyPortRange{First: 20000, Last: 29999}
 
-// OrDefault returns r, or DefaultPortRange for the zero value.
-func (r PortRange) OrDefault() PortRange {
-	if r == (PortRange{}) {
-		return DefaultPortRange
+// OrDefault returns r, or DefaultProxyPortRange for the zero value.
+func (r ProxyPortRange) OrDefault() ProxyPortRange {
+	if r == (ProxyPortRange{}) {
+		return DefaultProxyPortRange
 	}
 	return r
 }
 
 // Size is the number of ports in the range.
-func (r PortRange) Size() int { return int(r.Last) - int(r.First) + 1 }
+func (r ProxyPortRange) Size() int { return int(r.Last) - int(r.First) + 1 }
 
 // Contains reports whether port is in the range.
-func (r PortRange) Contains(port int32) bool {
+func (r ProxyPortRange) Contains(port int32) bool {
 	return port >= int32(r.First) && port <= int32(r.Last)
 }
 
 // String is "first-last".
-func (r PortRange) String() string {
+func (r ProxyPortRange) String() string {
 	return strconv.Itoa(int(r.First)) + "-" + strconv.Itoa(int(r.Last))
 }
 
-// ParsePortRange reads a range the way --proxy-port-range does:
+// ParseProxyPortRange reads a range the way --proxy-port-range does:
 // "first-last", "base+offset" or a single port. Port 0 is not allowed.
-func ParsePortRange(s string) (PortRange, error) {
-	perr := func(msg string) (PortRange, error) {
-		return PortRange{}, fmt.Errorf("port range %q: %s", s, msg)
+func ParseProxyPortRange(s string) (ProxyPortRange, error) {
+	perr := func(msg string) (ProxyPortRange, error) {
+		return ProxyPortRange{}, fmt.Errorf("port range %q: %s", s, msg)
 	}
 	first, rest, sep := s, "", byte(0)
 	if i := strings.IndexAny(s, "-+"); i >= 0 {
@@ -71,38 +71,38 @@ func ParsePortRange(s string) (PortRange, error) {
 	if a == 0 || b > 65535 || b < a {
 		return perr("need 1 <= first <= last <= 65535")
 	}
-	return PortRange{First: uint16(a), Last: uint16(b)}, nil
+	return ProxyPortRange{First: uint16(a), Last: uint16(b)}, nil
 }
 
-// ExhaustedError reports that the range had too few free ports; the
+// portsExhaustedError reports that the range had too few free ports; the
 // Unallocated ports got none.
-type ExhaustedError struct {
-	Range       PortRange
+type portsExhaustedError struct {
+	Range       ProxyPortRange
 	Unallocated []nodetable.ServicePortName
 }
 
-func (e *ExhaustedError) Error() string {
+func (e *portsExhaustedError) Error() string {
 	return fmt.Sprintf("proxy port range %s is exhausted: %d service ports got no proxy port (first: %s %s)",
 		e.Range, len(e.Unallocated), e.Unallocated[0], e.Unallocated[0].Protocol.Lower())
 }
 
-// Key is the text a Service port's proxy port is derived from:
+// proxyPortKey is the text a Service port's proxy port is derived from:
 // "namespace/name:port/protocol", for example "default/web:http/tcp".
-func Key(n nodetable.ServicePortName) string { return n.String() + "/" + n.Protocol.Lower() }
+func proxyPortKey(n nodetable.ServicePortName) string { return n.String() + "/" + n.Protocol.Lower() }
 
-// HomePort is the port a Service port gets when nothing else claims it:
+// homeProxyPort is the port a Service port gets when nothing else claims it:
 // the first 8 bytes of SHA-256(Key) modulo the range size, offset into r.
-func HomePort(n nodetable.ServicePortName, r PortRange) uint16 {
-	sum := sha256.Sum256([]byte(Key(n)))
+func homeProxyPort(n nodetable.ServicePortName, r ProxyPortRange) uint16 {
+	sum := sha256.Sum256([]byte(proxyPortKey(n)))
 	return r.First + uint16(binary.BigEndian.Uint64(sum[:8])%uint64(r.Size()))
 }
 
-// Allocate gives every Service port in names a distinct proxy port in r
-// (the zero range means DefaultPortRange), never one in reserved (the
+// allocatePorts gives every Service port in names a distinct proxy port in r
+// (the zero range means DefaultProxyPortRange), never one in reserved (the
 // NodePorts in use). It is a pure function of the set of names and
 // reserved ports; their order and duplicates do not matter.
 //
-// The rule: every name has a home port (HomePort). Of the names sharing a
+// The rule: every name has a home port (homeProxyPort). Of the names sharing a
 // free home port, the one whose Key sorts first takes it. The others, and
 // names whose home port is reserved, are "displaced": in Key order, each
 // takes the first free port after its home, wrapping around the range.
@@ -119,8 +119,8 @@ func HomePort(n nodetable.ServicePortName, r PortRange) uint16 {
 //
 // When there are more names than free ports, the displaced names last in
 // Key order get none; they are missing from the map and listed in an
-// *ExhaustedError.
-func Allocate(names []nodetable.ServicePortName, r PortRange, reserved []int32) (map[nodetable.ServicePortName]uint16, error) {
+// *portsExhaustedError.
+func allocatePorts(names []nodetable.ServicePortName, r ProxyPortRange, reserved []int32) (map[nodetable.ServicePortName]uint16, error) {
 	r = r.OrDefault()
 	type cand struct {
 		key  string
@@ -129,7 +129,7 @@ func Allocate(names []nodetable.ServicePortName, r PortRange, reserved []int32) 
 	}
 	cands := make([]cand, 0, len(names))
 	for _, n := range names {
-		cands = append(cands, cand{Key(n), n, int(HomePort(n, r) - r.First)})
+		cands = append(cands, cand{proxyPortKey(n), n, int(homeProxyPort(n, r) - r.First)})
 	}
 	slices.SortFunc(cands, func(a, b cand) int { return strings.Compare(a.key, b.key) })
 	cands = slices.CompactFunc(cands, func(a, b cand) bool { return a.key == b.key })
@@ -153,7 +153,7 @@ func Allocate(names []nodetable.ServicePortName, r PortRange, reserved []int32) 
 	var unallocated []nodetable.ServicePortName
 	full := false // once one probe finds no free port, none will
 	for _, c := range displaced {
-		slot, ok := probe(taken, c.home, &full)
+		slot, ok := probeFreePort(taken, c.home, &full)
 		if !ok {
 			unallocated = append(unallocated, c.name)
 			continue
@@ -162,14 +162,14 @@ func Allocate(names []nodetable.ServicePortName, r PortRange, reserved []int32) 
 		out[c.name] = r.First + uint16(slot)
 	}
 	if len(unallocated) > 0 {
-		return out, &ExhaustedError{Range: r, Unallocated: unallocated}
+		return out, &portsExhaustedError{Range: r, Unallocated: unallocated}
 	}
 	return out, nil
 }
 
-// probe finds the first free slot after home, wrapping; it sets *full when
+// probeFreePort finds the first free slot after home, wrapping; it sets *full when
 // there is none, so later probes stop at once.
-func probe(taken []bool, home int, full *bool) (int, bool) {
+func probeFreePort(taken []bool, home int, full *bool) (int, bool) {
 	if *full {
 		return 0, false
 	}

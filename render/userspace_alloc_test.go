@@ -1,4 +1,4 @@
-package userspace
+package render
 
 import (
 	"errors"
@@ -18,9 +18,9 @@ func names(n int) []nodetable.ServicePortName {
 	return out
 }
 
-func mustAllocate(t *testing.T, ns []nodetable.ServicePortName, r PortRange, reserved []int32) map[nodetable.ServicePortName]uint16 {
+func mustAllocate(t *testing.T, ns []nodetable.ServicePortName, r ProxyPortRange, reserved []int32) map[nodetable.ServicePortName]uint16 {
 	t.Helper()
-	m, err := Allocate(ns, r, reserved)
+	m, err := allocatePorts(ns, r, reserved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func mustAllocate(t *testing.T, ns []nodetable.ServicePortName, r PortRange, res
 }
 
 // A small range makes collisions common, so every property is exercised.
-var small = PortRange{First: 40000, Last: 40499}
+var small = ProxyPortRange{First: 40000, Last: 40499}
 
 func TestAllocateDeterministicDistinctInRange(t *testing.T) {
 	ns := names(300)
@@ -52,15 +52,15 @@ func TestAllocateProtocolIsPartOfTheName(t *testing.T) {
 	tcp := nodetable.ServicePortName{Namespace: "ns", Name: "dns", Port: "dns", Protocol: nodetable.TCP}
 	udp := tcp
 	udp.Protocol = nodetable.UDP
-	m := mustAllocate(t, []nodetable.ServicePortName{tcp, udp}, PortRange{}, nil)
-	if m[tcp] == m[udp] || !DefaultPortRange.Contains(int32(m[tcp])) {
-		t.Errorf("tcp %d, udp %d: want two distinct ports in %s", m[tcp], m[udp], DefaultPortRange)
+	m := mustAllocate(t, []nodetable.ServicePortName{tcp, udp}, ProxyPortRange{}, nil)
+	if m[tcp] == m[udp] || !DefaultProxyPortRange.Contains(int32(m[tcp])) {
+		t.Errorf("tcp %d, udp %d: want two distinct ports in %s", m[tcp], m[udp], DefaultProxyPortRange)
 	}
 }
 
 // atHome reports whether n sits at its home port in m.
-func atHome(m map[nodetable.ServicePortName]uint16, n nodetable.ServicePortName, r PortRange) bool {
-	return m[n] == HomePort(n, r)
+func atHome(m map[nodetable.ServicePortName]uint16, n nodetable.ServicePortName, r ProxyPortRange) bool {
+	return m[n] == homeProxyPort(n, r)
 }
 
 func TestAllocateStableOnAdd(t *testing.T) {
@@ -74,7 +74,7 @@ func TestAllocateStableOnAdd(t *testing.T) {
 			if !atHome(before, n, small) {
 				continue
 			}
-			collides := HomePort(added, small) == before[n] && Key(added) < Key(n)
+			collides := homeProxyPort(added, small) == before[n] && proxyPortKey(added) < proxyPortKey(n)
 			if after[n] != before[n] && !collides {
 				t.Errorf("adding %s moved %s (at home) from %d to %d", added, n, before[n], after[n])
 			}
@@ -108,11 +108,13 @@ func TestAllocateStableOnDelete(t *testing.T) {
 // names share a home port, nothing ever moves.
 func TestAllocateNoCollisionsNoMoves(t *testing.T) {
 	ns := names(3)
-	r := PortRange{First: 1, Last: 65535}
+	r := ProxyPortRange{First: 1, Last: 65535}
 	m := mustAllocate(t, ns, r, nil)
 	for _, n := range ns {
 		if !atHome(m, n, r) {
-			t.Skip("hash collision among three names; pick other names")
+			// The names and the hash are fixed, so this cannot flake: it
+			// fails only if the hash or the names changed.
+			t.Fatalf("%s is not at its home port: three fixed names collide; pick other names", n)
 		}
 	}
 	for i := range ns {
@@ -143,12 +145,12 @@ func TestAllocateAvoidsReserved(t *testing.T) {
 }
 
 func TestAllocateExhausted(t *testing.T) {
-	r := PortRange{First: 100, Last: 109}
+	r := ProxyPortRange{First: 100, Last: 109}
 	ns := names(12)
-	m, err := Allocate(ns, r, []int32{105})
-	var ex *ExhaustedError
+	m, err := allocatePorts(ns, r, []int32{105})
+	var ex *portsExhaustedError
 	if !errors.As(err, &ex) {
-		t.Fatalf("err = %v, want *ExhaustedError", err)
+		t.Fatalf("err = %v, want *portsExhaustedError", err)
 	}
 	if len(m) != 9 || len(ex.Unallocated) != 3 {
 		t.Errorf("%d allocated, %d unallocated; want 9 and 3", len(m), len(ex.Unallocated))
@@ -162,18 +164,18 @@ func TestAllocateExhausted(t *testing.T) {
 }
 
 func TestParsePortRange(t *testing.T) {
-	for in, want := range map[string]PortRange{
+	for in, want := range map[string]ProxyPortRange{
 		"20000-29999": {20000, 29999},
 		"20000+9999":  {20000, 29999},
 		"8080":        {8080, 8080},
 	} {
-		if got, err := ParsePortRange(in); err != nil || got != want {
-			t.Errorf("ParsePortRange(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := ParseProxyPortRange(in); err != nil || got != want {
+			t.Errorf("ParseProxyPortRange(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "0-10", "10-5", "1-70000", "60000+6000", "a-b", "-5"} {
-		if _, err := ParsePortRange(in); err == nil {
-			t.Errorf("ParsePortRange(%q): want an error", in)
+		if _, err := ParseProxyPortRange(in); err == nil {
+			t.Errorf("ParseProxyPortRange(%q): want an error", in)
 		}
 	}
 }

@@ -1,0 +1,4 @@
+package render
+
+// HomeProxyPort exposes homeProxyPort to the external tests.
+var HomeProxyPort = homeProxyPort

@@ -30,10 +30,12 @@ func dispatchRuleset(t *testing.T, services ...string) string {
 func TestDispatchChainOrderIsNotAChange(t *testing.T) {
 	desired := mustParse(t, dispatchRuleset(t, "10.96.0.1", "10.96.0.2"))
 	reordered := mustParse(t, dispatchRuleset(t, "10.96.0.2", "10.96.0.1"))
-	if cs := IPTables(desired, reordered); !cs.Empty() {
+	if cs := IPTables(desired, reordered, render.IPTablesOwnership()); !cs.Empty() {
 		t.Errorf("a reordered dispatch chain plans changes: %+v", cs.Changes)
 	}
-	if cs := IPTablesOwned(desired, reordered, render.OwnsIPTablesChain); cs.Empty() {
+	strict := render.IPTablesOwnership()
+	strict.Unordered = nil
+	if cs := IPTables(desired, reordered, strict); cs.Empty() {
 		t.Error("with strict order, a reordered chain plans no change")
 	}
 
@@ -43,7 +45,7 @@ func TestDispatchChainOrderIsNotAChange(t *testing.T) {
 			nodePortJump+
 			"-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-A\n"+
 			"-A KUBE-SERVICES -d 10.96.0.2/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-B\nCOMMIT\n")
-	if cs := IPTables(desired, lastMoved); cs.Empty() {
+	if cs := IPTables(desired, lastMoved, render.IPTablesOwnership()); cs.Empty() {
 		t.Error("moving the must-be-last NodePort jump plans no change")
 	}
 
@@ -51,17 +53,17 @@ func TestDispatchChainOrderIsNotAChange(t *testing.T) {
 	// with any of its rules.
 	noTail := strings.ReplaceAll(dispatchRuleset(t, "10.96.0.1", "10.96.0.2"), nodePortJump, "")
 	noTailReordered := strings.ReplaceAll(dispatchRuleset(t, "10.96.0.2", "10.96.0.1"), nodePortJump, "")
-	if cs := IPTables(mustParse(t, noTail), mustParse(t, noTailReordered)); !cs.Empty() {
+	if cs := IPTables(mustParse(t, noTail), mustParse(t, noTailReordered), render.IPTablesOwnership()); !cs.Empty() {
 		t.Errorf("a reordered chain without a must-be-last rule plans changes: %+v", cs.Changes)
 	}
 
 	// A missing or extra rule is still a change.
 	missing := mustParse(t, dispatchRuleset(t, "10.96.0.2"))
-	if cs := IPTables(desired, missing); cs.Empty() {
+	if cs := IPTables(desired, missing, render.IPTablesOwnership()); cs.Empty() {
 		t.Error("a missing dispatch rule plans no change")
 	}
 	// KUBE-SVC- chains keep strict order (their probabilities depend on it).
-	if render.IsIPTablesDispatchChain("nat", "KUBE-SVC-A") || render.IsIPTablesDispatchChain("nat", "KUBE-POSTROUTING") {
+	if own := render.IPTablesOwnership(); own.IsUnordered("nat", "KUBE-SVC-A") || own.IsUnordered("nat", "KUBE-POSTROUTING") {
 		t.Error("a per-Service or postrouting chain is treated as unordered")
 	}
 }

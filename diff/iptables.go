@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -48,17 +47,6 @@ type IPTablesChangeSet struct {
 // Empty reports whether there is nothing to change.
 func (cs *IPTablesChangeSet) Empty() bool { return len(cs.Changes) == 0 }
 
-// ForTable returns the changes of one table, in order.
-func (cs *IPTablesChangeSet) ForTable(t ipt.TableName) []IPTablesChange {
-	var out []IPTablesChange
-	for _, c := range cs.Changes {
-		if c.Table == t {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // Tables returns the tables that have changes, in order.
 func (cs *IPTablesChangeSet) Tables() []ipt.TableName {
 	var out []ipt.TableName
@@ -70,47 +58,18 @@ func (cs *IPTablesChangeSet) Tables() []ipt.TableName {
 	return out
 }
 
-// Owner reports whether a user-defined chain of an iptables table belongs
-// to the mode in use. Each mode owns only its own chains (see
-// render.OwnsIPTablesChain, render.OwnsIPVSChain and
-// render.OwnsUserspaceChain), so applying one mode never removes what
-// another mode, or anyone else, wrote.
-type Owner func(table ipt.TableName, chain string) bool
-
-// IPTables compares desired (an iptables-mode render) with live (a dump of
-// the kernel's tables) and returns the changes that make the owned part of
-// live equal to desired. Chains and rules the tool does not own are never in
-// the result.
-func IPTables(desired, live *ipt.Ruleset) *IPTablesChangeSet {
-	return IPTablesWith(desired, live, IPTablesOptions{Owns: render.OwnsIPTablesChain, Unordered: render.IsIPTablesDispatchChain})
-}
-
-// IPTablesOwned is IPTables for the chains that owns says are the mode's,
-// with every chain's rule order significant.
-func IPTablesOwned(desired, live *ipt.Ruleset, owns Owner) *IPTablesChangeSet {
-	return IPTablesWith(desired, live, IPTablesOptions{Owns: owns})
-}
-
-// IPTablesOptions are a mode's rules for comparing iptables chains.
-type IPTablesOptions struct {
-	// Owns says which chains are the mode's.
-	Owns Owner
-	// Unordered, if set, names the chains whose rule order, apart from
-	// the last rule, has no meaning (render.IsIPTablesDispatchChain):
-	// such a chain is unchanged when it holds the same rules in another
-	// order.
-	Unordered func(table ipt.TableName, chain string) bool
-}
-
-// IPTablesWith is IPTables with a mode's comparison options.
-func IPTablesWith(desired, live *ipt.Ruleset, opts IPTablesOptions) *IPTablesChangeSet {
+// IPTables compares desired (a render) with live (a dump of the kernel's
+// tables) and returns the changes that make the part of live that own
+// names equal to desired. Chains and rules the mode does not own are never
+// in the result.
+func IPTables(desired, live *ipt.Ruleset, own *ipt.Ownership) *IPTablesChangeSet {
 	cs := &IPTablesChangeSet{Family: desired.Family}
 	for _, dt := range desired.Tables {
 		lt := live.Table(dt.Name)
 		if lt == nil {
 			lt = &ipt.Table{Name: dt.Name}
 		}
-		diffTable(cs, dt, lt, opts)
+		diffTable(cs, dt, lt, own)
 	}
 	return cs
 }
@@ -118,29 +77,26 @@ func IPTablesWith(desired, live *ipt.Ruleset, opts IPTablesOptions) *IPTablesCha
 // sameRules reports whether a live chain holds the desired rules: in the
 // same order, or for an unordered chain in any order as long as the rules
 // that must come last (kube-proxy's NodePort jumps) still come last.
-func sameRules(table ipt.TableName, desired, live *ipt.Chain, opts IPTablesOptions) bool {
+func sameRules(table ipt.TableName, desired, live *ipt.Chain, own *ipt.Ownership) bool {
 	if slices.Equal(desired.Rules, live.Rules) {
 		return true
 	}
-	if opts.Unordered == nil || !opts.Unordered(table, desired.Name) || len(desired.Rules) != len(live.Rules) {
+	if !own.IsUnordered(table, desired.Name) || len(desired.Rules) != len(live.Rules) {
 		return false
 	}
-	wantBody, wantTail, ok := splitTail(desired.Rules)
+	wantBody, wantTail, ok := splitTail(desired.Rules, own)
 	if !ok {
 		return false
 	}
-	haveBody, haveTail, ok := splitTail(live.Rules)
+	haveBody, haveTail, ok := splitTail(live.Rules, own)
 	return ok && sameMultiset(wantBody, haveBody) && sameMultiset(wantTail, haveTail)
 }
 
-// mustBeLast marks kube-proxy's rules that have to end their chain.
-const mustBeLast = "NOTE: this must be the last rule in this chain"
-
 // splitTail splits rules into the body and the trailing must-be-last
 // rules; ok is false when a must-be-last rule comes before a body rule.
-func splitTail(rules []ipt.Rule) (body, tail []ipt.Rule, ok bool) {
+func splitTail(rules []ipt.Rule, own *ipt.Ownership) (body, tail []ipt.Rule, ok bool) {
 	for _, r := range rules {
-		if strings.Contains(string(r), mustBeLast) {
+		if own.MustBeLast(r) {
 			tail = append(tail, r)
 		} else if len(tail) > 0 {
 			return nil, nil, false
@@ -158,37 +114,36 @@ func sameMultiset(a, b []ipt.Rule) bool {
 	return slices.Equal(a, b)
 }
 
-func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, opts IPTablesOptions) {
-	owns := opts.Owns
+func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
 	var creates, deletes []IPTablesChange
 	var inserts, removals []IPTablesChange
 	for _, dc := range dt.Chains {
 		lc := lt.Chain(dc.Name)
 		switch {
 		case ipt.IsBuiltin(dt.Name, dc.Name):
-			ins, del := diffJumps(dt.Name, dc, lc, owns)
+			ins, del := diffJumps(dt.Name, dc, lc, own)
 			inserts, removals = append(inserts, ins...), append(removals, del...)
 		case lc == nil:
 			creates = append(creates, IPTablesChange{Verb: CreateChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules})
-		case render.IsSharedIPTablesChain(dc.Name) && len(dc.Rules) == 0:
+		case own.IsShared(dc.Name) && len(dc.Rules) == 0:
 			// kubelet's chain exists; its contents are not ours to manage.
-		case !sameRules(dt.Name, dc, lc, opts):
+		case !sameRules(dt.Name, dc, lc, own):
 			creates = append(creates, IPTablesChange{Verb: ReplaceChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules, Old: lc.Rules})
 		}
 	}
 	// Built-in chains that the desired state leaves out hold no wanted jumps.
 	for _, lc := range lt.Chains {
 		if ipt.IsBuiltin(lt.Name, lc.Name) && dt.Chain(lc.Name) == nil {
-			_, del := diffJumps(dt.Name, &ipt.Chain{Name: lc.Name}, lc, owns)
+			_, del := diffJumps(dt.Name, &ipt.Chain{Name: lc.Name}, lc, own)
 			removals = append(removals, del...)
 		}
 	}
-	refs := foreignReferences(lt, owns)
+	refs := foreignReferences(lt, own)
 	for _, lc := range lt.Chains {
-		if ipt.IsBuiltin(lt.Name, lc.Name) || dt.Chain(lc.Name) != nil || !owns(lt.Name, lc.Name) {
+		if ipt.IsBuiltin(lt.Name, lc.Name) || dt.Chain(lc.Name) != nil || !own.Owns(lt.Name, lc.Name) {
 			continue
 		}
-		if render.IsSharedIPTablesChain(lc.Name) {
+		if own.IsShared(lc.Name) {
 			continue // kubelet's chain: never deleted
 		}
 		if refs[lc.Name] {
@@ -213,14 +168,14 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, opts IPTablesOptions) {
 }
 
 // diffJumps compares the wanted jump rules of a built-in chain with the
-// live chain's owned jump rules (see isOwnedJump).
+// live chain's owned jump rules (see ipt.Ownership.OwnsJump).
 // Rules are compared as multisets: kube-proxy ensures jump rules exist
 // rather than fixing their order.
-func diffJumps(table ipt.TableName, want, live *ipt.Chain, owns Owner) (inserts, deletes []IPTablesChange) {
+func diffJumps(table ipt.TableName, want, live *ipt.Chain, own *ipt.Ownership) (inserts, deletes []IPTablesChange) {
 	have := map[ipt.Rule]int{}
 	if live != nil {
 		for _, r := range live.Rules {
-			if isOwnedJump(table, r, owns) {
+			if own.OwnsJump(table, r) {
 				have[r]++
 			}
 		}
@@ -236,7 +191,7 @@ func diffJumps(table ipt.TableName, want, live *ipt.Chain, owns Owner) (inserts,
 		return inserts, nil
 	}
 	for _, r := range live.Rules {
-		if have[r] > 0 && !render.IsSharedIPTablesChain(r.Target()) {
+		if have[r] > 0 && !own.IsShared(r.Target()) {
 			have[r]--
 			deletes = append(deletes, IPTablesChange{Verb: DeleteJump, Table: table, Chain: live.Name, Rules: []ipt.Rule{r}})
 		}
@@ -246,16 +201,16 @@ func diffJumps(table ipt.TableName, want, live *ipt.Chain, owns Owner) (inserts,
 
 // foreignReferences returns the chains that a rule the tool does not own
 // jumps to: such chains cannot be deleted without breaking that rule.
-func foreignReferences(t *ipt.Table, owns Owner) map[string]bool {
+func foreignReferences(t *ipt.Table, own *ipt.Ownership) map[string]bool {
 	refs := map[string]bool{}
 	for _, c := range t.Chains {
-		if !ipt.IsBuiltin(t.Name, c.Name) && owns(t.Name, c.Name) {
+		if !ipt.IsBuiltin(t.Name, c.Name) && own.Owns(t.Name, c.Name) {
 			continue
 		}
 		for _, r := range c.Rules {
 			if ipt.IsBuiltin(t.Name, c.Name) {
 				// Jump rules in built-in chains are owned; other rules there are not.
-				if isOwnedJump(t.Name, r, owns) {
+				if own.OwnsJump(t.Name, r) {
 					continue
 				}
 			}
@@ -267,44 +222,10 @@ func foreignReferences(t *ipt.Table, owns Owner) map[string]bool {
 	return refs
 }
 
-// isOwnedJump reports whether a rule in a built-in chain is one of the
-// tool's jump rules.
-func isOwnedJump(table ipt.TableName, r ipt.Rule, owns Owner) bool {
-	return owns(table, r.Target()) && looksLikeOwnedJump(r)
-}
-
-// looksLikeOwnedJump reports whether a built-in chain's rule into an owned
-// chain is one the tool manages (and may delete), rather than a user's own
-// rule that happens to target a KUBE- chain. Every owned jump is a bare
-// jump with at most a conntrack state match, a local-destination match
-// (the userspace mode's NodePort jumps) and a comment.
-func looksLikeOwnedJump(r ipt.Rule) bool {
-	f := r.Fields()
-	for i := 0; i < len(f); i++ {
-		switch f[i] {
-		case "-m":
-			if i+1 < len(f) && f[i+1] != "conntrack" && f[i+1] != "comment" && f[i+1] != "addrtype" {
-				return false
-			}
-			i++
-		case "--ctstate", "--comment", "--dst-type", "-j":
-			i++
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// OwnedIPTables returns the part of a live ruleset that the iptables mode
-// owns: its chains, and the built-in chains holding only its jump rules.
+// OwnedIPTables returns the part of a live ruleset that own names: the
+// owned chains, and the built-in chains holding only the owned jump rules.
 // Used as the desired state, it undoes changes made since live was read.
-func OwnedIPTables(live *ipt.Ruleset) *ipt.Ruleset {
-	return OwnedIPTablesBy(live, render.OwnsIPTablesChain)
-}
-
-// OwnedIPTablesBy is OwnedIPTables for the chains owns says are the mode's.
-func OwnedIPTablesBy(live *ipt.Ruleset, owns Owner) *ipt.Ruleset {
+func OwnedIPTables(live *ipt.Ruleset, own *ipt.Ownership) *ipt.Ruleset {
 	out := &ipt.Ruleset{Family: live.Family}
 	for _, t := range live.Tables {
 		ot := &ipt.Table{Name: t.Name}
@@ -313,12 +234,12 @@ func OwnedIPTablesBy(live *ipt.Ruleset, owns Owner) *ipt.Ruleset {
 			case ipt.IsBuiltin(t.Name, c.Name):
 				oc := &ipt.Chain{Name: c.Name, Policy: "-"}
 				for _, r := range c.Rules {
-					if isOwnedJump(t.Name, r, owns) {
+					if own.OwnsJump(t.Name, r) {
 						oc.Rules = append(oc.Rules, r)
 					}
 				}
 				ot.Chains = append(ot.Chains, oc)
-			case owns(t.Name, c.Name):
+			case own.Owns(t.Name, c.Name):
 				ot.Chains = append(ot.Chains, &ipt.Chain{Name: c.Name, Policy: "-", Rules: c.Rules})
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -77,7 +78,7 @@ COMMIT
 -A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
 COMMIT
 `)
-	cs := IPTables(desired, live)
+	cs := IPTables(desired, live, render.IPTablesOwnership())
 	var got []string
 	for _, c := range cs.Changes {
 		got = append(got, string(c.Verb)+" "+c.Chain)
@@ -93,7 +94,7 @@ COMMIT
 		t.Errorf("kept %q", cs.Kept)
 	}
 	// Replaying the change set gives a state with nothing left to change.
-	if again := IPTables(desired, ReplayIPTables(live, cs)); !again.Empty() {
+	if again := IPTables(desired, ReplayIPTables(live, cs), render.IPTablesOwnership()); !again.Empty() {
 		t.Errorf("after replay, still %d changes: %+v", len(again.Changes), again.Changes)
 	}
 }
@@ -113,10 +114,10 @@ COMMIT
 -A INPUT -j KUBE-FIREWALL
 COMMIT
 `)
-	if cs := IPTables(desired, live); !cs.Empty() {
+	if cs := IPTables(desired, live, render.IPTablesOwnership()); !cs.Empty() {
 		t.Errorf("kubelet's KUBE-FIREWALL rules must be left alone: %+v", cs.Changes)
 	}
-	if cs := IPTables(EmptyIPTables(nodetable.IPv4), live); !cs.Empty() {
+	if cs := IPTables(EmptyIPTables(nodetable.IPv4), live, render.IPTablesOwnership()); !cs.Empty() {
 		t.Errorf("reset must leave KUBE-FIREWALL and its jumps: %+v", cs.Changes)
 	}
 }

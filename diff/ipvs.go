@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -149,10 +148,6 @@ func (cs *IPVSChangeSet) Empty() bool {
 
 // IPVSOptions are what the ipvs diff needs besides the two rulesets.
 type IPVSOptions struct {
-	// ExcludeCIDRs are kube-proxy's --ipvs-exclude-cidrs: a live virtual
-	// server whose address lies in one is never deleted, even if the tool
-	// would otherwise own it. One that is desired is still kept up to date.
-	ExcludeCIDRs []netip.Prefix
 	// Conns are the live real servers' connection counts; a real server
 	// without an entry has none.
 	Conns map[IPVSDestKey]IPVSConns
@@ -175,7 +170,7 @@ func EmptyIPVS(family nodetable.Family) *ipvs.Ruleset {
 // What the tool owns (see ipvsOwner): the virtual servers whose address is
 // bound to kube-ipvs0 (every ClusterIP, external IP and load-balancer IP,
 // live or desired) and those on a port of kube-proxy's NodePort sets (the
-// NodePort virtual servers on node IPs), outside opts.ExcludeCIDRs; all
+// NodePort virtual servers on node IPs), outside own.ExcludeCIDRs; all
 // addresses on kube-ipvs0; kube-proxy's ipsets by name; the ipvs mode's
 // helper chains. kube-proxy itself deletes every virtual server of its
 // family outside the excluded ranges; the tool leaves other programs'
@@ -186,11 +181,10 @@ func EmptyIPVS(family nodetable.Family) *ipvs.Ruleset {
 // (IPVSDrainDest) and deleted by a later apply once IPVS tracks none; UDP and
 // SCTP ones, and idle ones, are deleted at once. A draining real server
 // that is desired again gets its weight back in place.
-func IPVS(desired, live *ipvs.Ruleset, opts IPVSOptions) *IPVSChangeSet {
+func IPVS(desired, live *ipvs.Ruleset, own *ipvs.Ownership, opts IPVSOptions) *IPVSChangeSet {
 	cs := &IPVSChangeSet{Family: desired.Family}
-	own := newIPVSOwner(desired, live, opts.ExcludeCIDRs)
-	ipvsDiffServices(cs, desired, live, own, opts.Conns)
-	ipvsDiffSets(cs, desired, live)
+	ipvsDiffServices(cs, desired, live, newIPVSOwner(desired, live, own), opts.Conns)
+	ipvsDiffSets(cs, desired, live, own.Sets[desired.Family])
 	cs.AddAddresses, cs.DelAddresses = ipvsDiffAddrs(desired.Addresses, live.Addresses)
 	switch {
 	case opts.Reset && opts.DeviceExists:
@@ -206,20 +200,20 @@ func IPVS(desired, live *ipvs.Ruleset, opts IPVSOptions) *IPVSChangeSet {
 	if wantIPT == nil {
 		wantIPT = EmptyIPTables(desired.Family)
 	}
-	cs.IPTables = IPTablesOwned(wantIPT, liveIPT, render.OwnsIPVSChain)
+	cs.IPTables = IPTables(wantIPT, liveIPT, own.Chains)
 	return cs
 }
 
 // ipvsOwner decides which live virtual servers are the tool's.
 type ipvsOwner struct {
-	exclude   []netip.Prefix
+	own       *ipvs.Ownership
 	bound     map[netip.Addr]bool
 	nodePorts map[IPVSServiceKey]bool // SCTP NodePorts: address and port
 	portOnly  map[ipvs.Protocol]map[uint16]bool
 }
 
-func newIPVSOwner(desired, live *ipvs.Ruleset, exclude []netip.Prefix) *ipvsOwner {
-	o := &ipvsOwner{exclude: exclude, bound: map[netip.Addr]bool{}, nodePorts: map[IPVSServiceKey]bool{},
+func newIPVSOwner(desired, live *ipvs.Ruleset, own *ipvs.Ownership) *ipvsOwner {
+	o := &ipvsOwner{own: own, bound: map[netip.Addr]bool{}, nodePorts: map[IPVSServiceKey]bool{},
 		portOnly: map[ipvs.Protocol]map[uint16]bool{ipvs.TCP: {}, ipvs.UDP: {}}}
 	for _, rs := range []*ipvs.Ruleset{desired, live} {
 		for _, a := range rs.Addresses {
@@ -232,8 +226,8 @@ func newIPVSOwner(desired, live *ipvs.Ruleset, exclude []netip.Prefix) *ipvsOwne
 
 // addNodePorts records the NodePorts listed in a ruleset's NodePort sets.
 func (o *ipvsOwner) addNodePorts(rs *ipvs.Ruleset) {
-	for proto, base := range map[ipvs.Protocol]string{ipvs.TCP: render.SetNodePortTCP, ipvs.UDP: render.SetNodePortUDP} {
-		if s := rs.Set(render.IPVSSetName(base, rs.Family)); s != nil {
+	for proto, name := range o.own.PortSets[rs.Family] {
+		if s := rs.Set(name); s != nil && o.portOnly[proto] != nil {
 			for _, e := range s.Entries {
 				if p, ok := ipvsParsePort(e); ok {
 					o.portOnly[proto][p] = true
@@ -241,7 +235,7 @@ func (o *ipvsOwner) addNodePorts(rs *ipvs.Ruleset) {
 			}
 		}
 	}
-	if s := rs.Set(render.IPVSSetName(render.SetNodePortSCTP, rs.Family)); s != nil {
+	if s := rs.Set(o.own.AddrPortSets[rs.Family]); s != nil {
 		for _, e := range s.Entries {
 			if k, ok := ipvsParseIPProtoPort(e); ok {
 				o.nodePorts[k] = true
@@ -253,10 +247,8 @@ func (o *ipvsOwner) addNodePorts(rs *ipvs.Ruleset) {
 // owns reports whether a live virtual server that is not desired may be
 // deleted.
 func (o *ipvsOwner) owns(vs *ipvs.VirtualServer) bool {
-	for _, p := range o.exclude {
-		if p.Contains(vs.Address) {
-			return false
-		}
+	if o.own.Excluded(vs.Address) {
+		return false
 	}
 	return o.bound[vs.Address] || o.portOnly[vs.Protocol][vs.Port] || o.nodePorts[IPVSKey(vs)]
 }

@@ -51,7 +51,7 @@ func TestIPVSGracefulTermination(t *testing.T) {
 			live := &ipvs.Ruleset{Family: nodetable.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(tc.proto, "10.96.0.10", 80, keep, gone)},
 				Addresses: []netip.Addr{addr("10.96.0.10")}}
 			key := IPVSDestKey{IPVSKey(live.VirtualServers[0]), netip.AddrPortFrom(gone.Address, gone.Port)}
-			cs := IPVS(desired, live, IPVSOptions{DeviceExists: true, Conns: map[IPVSDestKey]IPVSConns{key: tc.conns}})
+			cs := IPVS(desired, live, ipvsOwn, IPVSOptions{DeviceExists: true, Conns: map[IPVSDestKey]IPVSConns{key: tc.conns}})
 			if tc.want == "" {
 				if !cs.Empty() || len(cs.Draining) != 1 || cs.Draining[0].Conns != tc.conns {
 					t.Fatalf("want no change and one draining real server; got %+v", cs)
@@ -86,7 +86,7 @@ func TestIPVSDrainingComesBack(t *testing.T) {
 	drained := back
 	drained.Weight = 0
 	live := &ipvs.Ruleset{Family: nodetable.IPv4, VirtualServers: []*ipvs.VirtualServer{vsOf(ipvs.TCP, "10.96.0.10", 80, drained)}}
-	cs := IPVS(desired, live, IPVSOptions{DeviceExists: true})
+	cs := IPVS(desired, live, ipvsOwn, IPVSOptions{DeviceExists: true})
 	if len(cs.Services) != 1 || len(cs.Services[0].Dests) != 1 || cs.Services[0].Dests[0].Verb != IPVSEditDest || cs.Services[0].Dests[0].Dest.Weight != 1 {
 		t.Fatalf("want an in-place weight edit back to 1; got %+v", cs.Services)
 	}
@@ -117,10 +117,10 @@ func TestIPVSOwnership(t *testing.T) {
 	// A desired virtual server in an excluded range is still kept up to date.
 	excludedDesired := desired.VirtualServers[0]
 	live.VirtualServer(excludedDesired.Protocol, excludedDesired.Address, excludedDesired.Port).Scheduler = "lc"
-	opts := IPVSOptions{DeviceExists: true, ExcludeCIDRs: []netip.Prefix{
-		netip.MustParsePrefix("10.96.200.0/24"), netip.PrefixFrom(excludedDesired.Address, 32)}}
+	own := render.IPVSOwnership([]netip.Prefix{
+		netip.MustParsePrefix("10.96.200.0/24"), netip.PrefixFrom(excludedDesired.Address, 32)})
 
-	cs := IPVS(desired, live, opts)
+	cs := IPVS(desired, live, own, IPVSOptions{DeviceExists: true})
 	var deleted []IPVSServiceKey
 	edited := false
 	for _, sc := range cs.Services {
@@ -167,7 +167,7 @@ func TestIPVSSetsAndAddressDrift(t *testing.T) {
 	live.Set(render.SetIPVSIPs).Type = ipvs.HashIPPort
 	live.Sets = append(live.Sets, &ipvs.Set{Name: "KUBE-DST-FOREIGN", Type: ipvs.HashIP, Family: "inet", Entries: []string{"1.2.3.4"}})
 
-	cs := IPVS(desired, live, IPVSOptions{DeviceExists: true})
+	cs := IPVS(desired, live, ipvsOwn, IPVSOptions{DeviceExists: true})
 	if len(cs.Sets) != 1 || cs.Sets[0].Set.Name != render.SetClusterIP ||
 		!slices.Equal(cs.Sets[0].Add, []string{lost}) || !slices.Equal(cs.Sets[0].Del, []string{"10.96.250.1,tcp:80"}) {
 		t.Errorf("set changes %+v", cs.Sets)
@@ -188,7 +188,7 @@ func TestIPVSReset(t *testing.T) {
 	live.VirtualServers = append(live.VirtualServers, foreign)
 	live.Sets = append(live.Sets, &ipvs.Set{Name: "cali40all-hosts", Type: ipvs.HashIP, Family: "inet"})
 
-	cs := IPVS(EmptyIPVS(nodetable.IPv4), live, IPVSOptions{DeviceExists: true, Reset: true})
+	cs := IPVS(EmptyIPVS(nodetable.IPv4), live, ipvsOwn, IPVSOptions{DeviceExists: true, Reset: true})
 	after := replayIPVS(t, live, cs)
 	if len(after.VirtualServers) != 1 || IPVSKey(after.VirtualServers[0]) != IPVSKey(foreign) {
 		t.Errorf("virtual servers left: %v", after.VirtualServers)
@@ -198,7 +198,7 @@ func TestIPVSReset(t *testing.T) {
 	}
 	for _, tbl := range after.IPTables.Tables {
 		for _, c := range tbl.Chains {
-			if render.OwnsIPVSChain(tbl.Name, c.Name) {
+			if ipvsOwn.Chains.Owns(tbl.Name, c.Name) {
 				t.Errorf("chain %s/%s left", tbl.Name, c.Name)
 			}
 		}

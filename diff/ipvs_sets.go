@@ -7,21 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
-
-// IPVSSetNames returns the names of the ipsets the tool owns in a family,
-// sorted (render.OwnedIPVSSets). No other set is ever read, changed or
-// destroyed.
-func IPVSSetNames(family nodetable.Family) []string { return render.OwnedIPVSSets(family) }
 
 // ipvsDiffSets compares the owned sets: missing ones are created, sets no
 // longer desired (only in a reset: a render has them all) are destroyed,
 // and entries are added and removed one by one.
-func ipvsDiffSets(cs *IPVSChangeSet, desired, live *ipvs.Ruleset) {
-	owned := IPVSSetNames(desired.Family)
+func ipvsDiffSets(cs *IPVSChangeSet, desired, live *ipvs.Ruleset, owned []string) {
 	for _, d := range desired.Sets {
 		l := live.Set(d.Name)
 		switch {

@@ -12,6 +12,9 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
+// ipvsOwn is the ipvs mode's ownership, without excluded ranges.
+var ipvsOwn = render.IPVSOwnership(nil)
+
 // ipvsRender renders a synthetic table of n Services x 3 endpoints (every
 // tenth a NodePort on 192.168.77.10) in ipvs mode.
 func ipvsRender(t *testing.T, n int, opts render.IPVSOptions) *ipvs.Ruleset {
@@ -94,7 +97,7 @@ func emptyLive(f nodetable.Family) *ipvs.Ruleset {
 // checks that the counts match the render and that a second diff is empty.
 func TestIPVSFromEmptyThenNothing(t *testing.T) {
 	desired := ipvsRender(t, 40, render.IPVSOptions{})
-	cs := IPVS(desired, emptyLive(nodetable.IPv4), IPVSOptions{})
+	cs := IPVS(desired, emptyLive(nodetable.IPv4), ipvsOwn, IPVSOptions{})
 	s := cs.Summary()
 	dests, entries := 0, 0
 	for _, vs := range desired.VirtualServers {
@@ -112,7 +115,7 @@ func TestIPVSFromEmptyThenNothing(t *testing.T) {
 		t.Errorf("summary %v: want helper chains added and nothing removed", s)
 	}
 	live := replayIPVS(t, emptyLive(nodetable.IPv4), cs)
-	again := IPVS(desired, live, IPVSOptions{DeviceExists: true})
+	again := IPVS(desired, live, ipvsOwn, IPVSOptions{DeviceExists: true})
 	if !again.Empty() {
 		t.Errorf("second diff not empty: %s", planOf(t, again))
 	}
@@ -149,7 +152,7 @@ func TestIPVSAttributesChangeInPlace(t *testing.T) {
 			for _, vs := range desired.VirtualServers {
 				mutate(vs)
 			}
-			cs := IPVS(desired, live, IPVSOptions{DeviceExists: true})
+			cs := IPVS(desired, live, ipvsOwn, IPVSOptions{DeviceExists: true})
 			if len(cs.Services) != len(desired.VirtualServers) {
 				t.Fatalf("%d service changes, want one per virtual server (%d)", len(cs.Services), len(desired.VirtualServers))
 			}
@@ -164,7 +167,7 @@ func TestIPVSAttributesChangeInPlace(t *testing.T) {
 			if text := planOf(t, cs); !strings.Contains(text, "changed in place") || strings.Contains(text, "stale virtual server") {
 				t.Errorf("plan:\n%s", text)
 			}
-			if again := IPVS(desired, replayIPVS(t, live, cs), IPVSOptions{DeviceExists: true}); !again.Empty() {
+			if again := IPVS(desired, replayIPVS(t, live, cs), ipvsOwn, IPVSOptions{DeviceExists: true}); !again.Empty() {
 				t.Errorf("not converged: %s", planOf(t, again))
 			}
 		})

@@ -175,7 +175,7 @@ func (s *iptablesState) writeFixedRules() {
 // writeTrailingRules writes the NodePort tail-call of KUBE-SERVICES and the
 // KUBE-FORWARD rules, which come after all per-service rules.
 func (s *iptablesState) writeTrailingRules() {
-	const comment = "kubernetes service nodeports; NOTE: this must be the last rule in this chain"
+	const comment = "kubernetes service nodeports; " + lastRuleMarker
 	if s.np.matchAll {
 		b := s.rb()
 		if s.v6 || !s.lhNP {

@@ -15,23 +15,12 @@ import (
 type IPVSOptions struct {
 	// Scheduler is the IPVS scheduler (--ipvs-scheduler); empty means "rr".
 	Scheduler string `json:"scheduler,omitempty"`
-	// StrictARP sets arp_ignore=1 and arp_announce=2. It is a sysctl, not a
-	// rule: it does not change the rendered ruleset.
-	StrictARP bool `json:"strictARP,omitempty"`
-	// ExcludeCIDRs are ranges whose virtual servers kube-proxy never deletes
-	// (--ipvs-exclude-cidrs). They change cleanup only; see IPVSExcluded.
-	ExcludeCIDRs []netip.Prefix `json:"excludeCIDRs,omitempty"`
 }
 
 // Validate checks the scheduler name against kube-proxy v1.37's list.
 func (o IPVSOptions) Validate() error {
 	if o.Scheduler != "" && !slices.Contains(ipvsSchedulers, o.Scheduler) {
 		return fmt.Errorf("ipvs scheduler %q: must be one of %v", o.Scheduler, ipvsSchedulers)
-	}
-	for _, p := range o.ExcludeCIDRs {
-		if !p.IsValid() {
-			return fmt.Errorf("ipvs excludeCIDRs: invalid prefix %v", p)
-		}
 	}
 	return nil
 }
@@ -41,17 +30,6 @@ func (o IPVSOptions) scheduler() string {
 		return DefaultIPVSScheduler
 	}
 	return o.Scheduler
-}
-
-// IPVSExcluded reports whether a virtual server address lies in
-// ExcludeCIDRs, so that cleanup must leave it alone.
-func (o IPVSOptions) IPVSExcluded(addr netip.Addr) bool {
-	for _, p := range o.ExcludeCIDRs {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
 }
 
 type vsKey struct {

@@ -3,11 +3,8 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/base32"
-	"slices"
-	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
 // Fixed iptables chain names, as kube-proxy v1.37's iptables mode names
@@ -61,33 +58,4 @@ func chainsFor(name nodetable.ServicePortName) servicePortChains {
 // endpointChain returns the KUBE-SEP- chain of one endpoint of one service port.
 func endpointChain(name nodetable.ServicePortName, ep nodetable.Endpoint) string {
 	return PrefixEndpoint + portProtoHash(name.String(), name.Protocol.Lower(), ep.String())
-}
-
-// sharedChains are kubelet's chains that kube-proxy also writes: their
-// contents are the tool's only when it renders rules into them; otherwise
-// only their existence is ensured.
-var sharedChains = map[string]bool{ChainKubeletFirewall: true}
-
-// IsSharedIPTablesChain reports whether chain's contents are shared with kubelet.
-func IsSharedIPTablesChain(chain string) bool { return sharedChains[chain] }
-
-// OwnsIPTablesChain reports whether a user-defined chain of an iptables
-// table is the tool's: the fixed kube-proxy chains of that table, and in the
-// nat table the per-service and per-endpoint chains. KUBE-PROXY-CANARY,
-// KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT and everything else are foreign.
-func OwnsIPTablesChain(table ipt.TableName, chain string) bool {
-	switch table {
-	case ipt.Filter:
-		return slices.Contains(filterChains, chain)
-	case ipt.NAT:
-		if slices.Contains(natChains, chain) {
-			return true
-		}
-		for _, p := range []string{PrefixServiceCluster, PrefixServiceLocal, PrefixFirewall, PrefixExternal, PrefixEndpoint} {
-			if strings.HasPrefix(chain, p) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -94,11 +94,6 @@ func nftChainsFor(n nodetable.ServicePortName) nftServiceChains {
 	}
 }
 
-// IsNFTablesServiceChain reports whether chain is a per-service or
-// per-endpoint chain: kube-proxy's isServiceChainName, which relies on
-// only those names holding a "/".
-func IsNFTablesServiceChain(chain string) bool { return strings.Contains(chain, "/") }
-
 // truncateNFTComment is truncateNFTablesComment: comments are cut to
 // nft.CommentLengthMax bytes.
 func truncateNFTComment(s string) string {

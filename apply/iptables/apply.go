@@ -22,13 +22,16 @@ type Plan struct {
 
 // Plan reads the kernel for each desired family and computes the changes.
 func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, error) {
+	if c.Ownership == nil {
+		return nil, errNoOwnership
+	}
 	var plans []*Plan
 	for _, d := range desired {
 		live, gen, err := c.readAt(ctx, d.Family)
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTablesWith(d, live, c.compare()), generation: gen})
+		plans = append(plans, &Plan{Desired: d, Live: live, Changes: diff.IPTables(d, live, c.Ownership), generation: gen})
 	}
 	return plans, nil
 }
@@ -79,6 +82,9 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // a step fails, the steps already run are undone from the live state read
 // before, so the kernel ends either fully applied or as it was.
 func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
+	if c.Ownership == nil {
+		return errNoOwnership // the undo needs it
+	}
 	steps := c.Steps(plans)
 	if len(steps) == 0 {
 		return nil
@@ -152,7 +158,7 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
 			errs = append(errs, err)
 			continue
 		}
-		back := diff.IPTablesOwned(diff.OwnedIPTablesBy(before, c.owner()), now, c.owner())
+		back := diff.IPTables(diff.OwnedIPTables(before, c.Ownership), now, c.Ownership)
 		if script := Script(back.Changes, s.Table, c.Backend, chainCount(now, s.Table)); script != nil {
 			if err := c.Restore(ctx, s.Family, script); err != nil {
 				errs = append(errs, err)

@@ -14,9 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -67,29 +65,15 @@ type Client struct {
 	// namespace that Exec works in. Either unset disables it.
 	CacheDir   string
 	Generation func() (uint32, error)
-	// Owns says which chains belong to the mode being applied; nil means
-	// the iptables mode's (render.OwnsIPTablesChain). The userspace and
-	// ipvs modes write their own chains through the same client.
-	Owns diff.Owner
+	// Ownership says which chains and jump rules belong to the mode being
+	// applied (render.IPTablesOwnership, UserspaceOwnership, or the ipvs
+	// mode's helper chains) and how they compare. It is required: Plan and
+	// Reset refuse to run without it rather than guess a mode.
+	Ownership *ipt.Ownership
 }
 
-// owner returns the chain ownership in effect.
-func (c *Client) owner() diff.Owner {
-	if c.Owns == nil {
-		return render.OwnsIPTablesChain
-	}
-	return c.Owns
-}
-
-// compare returns the comparison rules of the mode in effect: the iptables
-// mode's dispatch chains are compared without regard to order, as
-// kube-proxy writes them in map order.
-func (c *Client) compare() diff.IPTablesOptions {
-	if c.Owns == nil {
-		return diff.IPTablesOptions{Owns: render.OwnsIPTablesChain, Unordered: render.IsIPTablesDispatchChain}
-	}
-	return diff.IPTablesOptions{Owns: c.Owns}
-}
+// errNoOwnership is a Client built without its mode's ownership.
+var errNoOwnership = errors.New("iptables client: no ownership policy given")
 
 // tool returns the binary of the backend for a family: "iptables-nft-save".
 func (c *Client) tool(family nodetable.Family, what string) string {

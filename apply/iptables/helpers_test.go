@@ -71,7 +71,7 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	requireKernel(t, b)
 	lab := netlab.New(t)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
-	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, CacheDir: t.TempDir(), Generation: generation(lab.Node())}
+	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: t.TempDir(), Generation: generation(lab.Node())}
 	return &node{lab: lab, rec: rec, client: client}
 }
 
@@ -161,7 +161,7 @@ func renderIPv4(t *testing.T, snapshot string) *ipt.Ruleset {
 // foreignView is everything in a dump that the tool does not own: the
 // chains it does not own, and the built-in chains without its jump rules.
 func foreignView(rs *ipt.Ruleset) string {
-	owned := diff.OwnedIPTables(rs)
+	owned := diff.OwnedIPTables(rs, render.IPTablesOwnership())
 	var b strings.Builder
 	for _, t := range rs.Tables {
 		ot := owned.Table(t.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -99,7 +100,7 @@ func TestForeignRulesSurviveApplyAndReset(t *testing.T) {
 			}
 			// Only what must stay is left: KUBE-SERVICES (a foreign rule jumps
 			// to it; emptied) and kubelet's KUBE-FIREWALL.
-			owned := diff.OwnedIPTables(live)
+			owned := diff.OwnedIPTables(live, render.IPTablesOwnership())
 			for _, tb := range owned.Tables {
 				for _, c := range tb.Chains {
 					switch {
@@ -178,7 +179,7 @@ func TestCacheIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff.IPTables(diff.OwnedIPTables(fresh), cached); !d.Empty() {
+	if d := diff.IPTables(diff.OwnedIPTables(fresh, render.IPTablesOwnership()), cached, render.IPTablesOwnership()); !d.Empty() {
 		var b strings.Builder
 		d.WriteText(&b, "cache")
 		t.Fatalf("the cache differs from the kernel:\n%s", b.String())

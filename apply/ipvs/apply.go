@@ -89,7 +89,7 @@ func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 		}
 	}
 	if len(ipts) > 0 {
-		if err := c.ipt().Apply(ctx, ipts); err != nil {
+		if err := c.IPTables.Apply(ctx, ipts); err != nil {
 			return c.undo(&ApplyError{Phase: PhaseIPTables, Step: "iptables-restore", Err: err}, done)
 		}
 	}

@@ -54,7 +54,8 @@ func hostClient(t *testing.T) (*Client, *hostKernel, *nsExec) {
 	t.Cleanup(nl.Close)
 	k := newHostKernel(nl)
 	ex := &nsExec{ns: lab.Node(), k: k}
-	return &Client{Kernel: k, IPTables: &applyipt.Client{Exec: ex, Backend: applyipt.NFT}, PollInterval: 10 * time.Millisecond}, k, ex
+	own := render.IPVSOwnership(nil)
+	return &Client{Kernel: k, IPTables: &applyipt.Client{Exec: ex, Backend: applyipt.NFT, Ownership: own.Chains}, Ownership: own, PollInterval: 10 * time.Millisecond}, k, ex
 }
 
 func mustPlan(t *testing.T, c *Client, desired ...*ipvs.Ruleset) []*Plan {
@@ -109,7 +110,7 @@ func TestApplyFromEmptyThenNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cs := diff.IPTablesOwned(desired.IPTables, live, render.OwnsIPVSChain); !cs.Empty() {
+	if cs := diff.IPTables(desired.IPTables, live, render.IPVSOwnership(nil).Chains); !cs.Empty() {
 		t.Errorf("helper chains differ after apply")
 	}
 }
@@ -183,7 +184,7 @@ func snapshotState(t *testing.T, c *Client, f nodetable.Family) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if live.IPTables, err = c.ipt().Read(t.Context(), f); err != nil {
+	if live.IPTables, err = c.IPTables.Read(t.Context(), f); err != nil {
 		t.Fatal(err)
 	}
 	return live.String()

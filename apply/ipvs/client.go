@@ -2,6 +2,7 @@ package ipvs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -20,12 +20,13 @@ type Client struct {
 	// Kernel reads and writes IPVS, kube-ipvs0 and the ipsets
 	// (OpenKernel's NetlinkKernel).
 	Kernel Kernel
-	// IPTables reads and writes the helper chains. The client uses a copy
-	// whose Owns is render.OwnsIPVSChain, whatever this one's is.
+	// IPTables reads and writes the helper chains. Its Ownership must be
+	// Ownership.Chains: its undo relies on it too.
 	IPTables *applyipt.Client
-	// ExcludeCIDRs are kube-proxy's --ipvs-exclude-cidrs: virtual servers
-	// there are never deleted.
-	ExcludeCIDRs []netip.Prefix
+	// Ownership is what the mode owns (render.IPVSOwnership): the helper
+	// chains, the sets, which virtual servers, and the excluded ranges.
+	// It is required.
+	Ownership *ipvs.Ownership
 	// PollInterval is how often WaitDrained looks at draining real servers
 	// (default 1 s).
 	PollInterval time.Duration
@@ -60,6 +61,9 @@ func (c *Client) PlanReset(ctx context.Context, families []nodetable.Family) ([]
 }
 
 func (c *Client) plan(ctx context.Context, desired []*ipvs.Ruleset, reset bool) ([]*Plan, error) {
+	if c.Ownership == nil || c.IPTables == nil || c.IPTables.Ownership != c.Ownership.Chains {
+		return nil, errors.New("ipvs client: the ownership policy and the helper chains' client must be given, the client with Ownership.Chains")
+	}
 	var plans []*Plan
 	for _, d := range desired {
 		p, err := c.planFamily(ctx, d, reset)
@@ -82,23 +86,15 @@ func (c *Client) planFamily(ctx context.Context, d *ipvs.Ruleset, reset bool) (*
 	if wantIPT == nil {
 		wantIPT = diff.EmptyIPTables(d.Family)
 	}
-	iptPlans, err := c.ipt().Plan(ctx, []*ipt.Ruleset{wantIPT})
+	iptPlans, err := c.IPTables.Plan(ctx, []*ipt.Ruleset{wantIPT})
 	if err != nil {
 		return nil, fmt.Errorf("read %s helper chains: %w", d.Family, err)
 	}
 	live.IPTables = iptPlans[0].Live
-	opts.ExcludeCIDRs, opts.Reset = c.ExcludeCIDRs, reset
-	cs := diff.IPVS(d, live, opts)
+	opts.Reset = reset
+	cs := diff.IPVS(d, live, c.Ownership, opts)
 	iptPlans[0].Changes = cs.IPTables // the same changes, computed with the same owner
 	return &Plan{Desired: d, Live: live, Changes: cs, prefixes: prefixes, iptables: iptPlans[0]}, nil
-}
-
-// ipt returns the iptables client with the ipvs mode's chain ownership,
-// which its rollback also relies on.
-func (c *Client) ipt() *applyipt.Client {
-	cp := *c.IPTables
-	cp.Owns = render.OwnsIPVSChain
-	return &cp
 }
 
 // read returns the live ruleset of d's family without its helper chains:
@@ -125,7 +121,7 @@ func (c *Client) read(ctx context.Context, d *ipvs.Ruleset) (*ipvs.Ruleset, diff
 		live.Addresses = append(live.Addresses, p.Addr())
 		prefixes[p.Addr()] = p
 	}
-	names := diff.IPVSSetNames(f)
+	names := slices.Clone(c.Ownership.Sets[f])
 	for _, s := range d.Sets {
 		names = append(names, s.Name)
 	}

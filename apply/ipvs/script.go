@@ -30,7 +30,7 @@ func (c *Client) Script(plans []*Plan) string {
 	for _, p := range plans {
 		ipts = append(ipts, p.iptables)
 	}
-	for _, s := range c.ipt().Steps(ipts) {
+	for _, s := range c.IPTables.Steps(ipts) {
 		fmt.Fprintf(&b, "# helper chains (%s)\n%s-%s-restore --noflush <<'EOF'\n%sEOF\n",
 			s.Family, iptablesBin(s.Family), c.IPTables.Backend, s.Script)
 	}

@@ -16,6 +16,7 @@ import (
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/vmtest"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -80,7 +81,8 @@ func vmClient(t testing.TB, lab *netlab.Lab) (*Client, *countingKernel) {
 	}
 	t.Cleanup(k.Close)
 	ck := &countingKernel{Kernel: k}
-	c := &Client{Kernel: ck, IPTables: &applyipt.Client{Exec: plainExec{lab.Node()}, Backend: applyipt.NFT}, PollInterval: 200 * time.Millisecond}
+	own := render.IPVSOwnership(nil)
+	c := &Client{Kernel: ck, IPTables: &applyipt.Client{Exec: plainExec{lab.Node()}, Backend: applyipt.NFT, Ownership: own.Chains}, Ownership: own, PollInterval: 200 * time.Millisecond}
 	if err := c.EnsureSysctls(false); err != nil {
 		t.Fatal(err)
 	}

@@ -231,7 +231,7 @@ func TestIPVSDriftIsRepaired(t *testing.T) {
 func TestIPVSForeignStateIsLeftAlone(t *testing.T) {
 	lab := netlab.New(t)
 	c, _ := vmClient(t, lab)
-	c.ExcludeCIDRs = []netip.Prefix{netip.MustParsePrefix("10.96.5.0/24")}
+	c.Ownership.ExcludeCIDRs = []netip.Prefix{netip.MustParsePrefix("10.96.5.0/24")}
 	desired := renderTable(synthetic.Table(10, 2), "rr")
 	apply(t, c, desired)
 	foreign := []*ipvs.VirtualServer{

@@ -109,7 +109,8 @@ func ipvsLoader(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Close)
-	c := &Client{Kernel: k, IPTables: &applyipt.Client{Exec: plainExec{lab.Node()}, Backend: applyipt.NFT}}
+	own := render.IPVSOwnership(nil)
+	c := &Client{Kernel: k, IPTables: &applyipt.Client{Exec: plainExec{lab.Node()}, Backend: applyipt.NFT, Ownership: own.Chains}, Ownership: own}
 	if err := c.EnsureSysctls(false); err != nil {
 		t.Fatal(err)
 	}

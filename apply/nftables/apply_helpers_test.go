@@ -53,7 +53,7 @@ func openClient(t testing.TB, ns netlab.NS) *applynft.Client {
 	t.Helper()
 	var client *applynft.Client
 	err := ns.Do(func() (err error) {
-		client, err = applynft.NewClient()
+		client, err = applynft.NewClient(render.NFTablesOwnership())
 		return err
 	})
 	if err != nil {

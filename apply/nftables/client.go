@@ -2,11 +2,12 @@ package nftables
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -37,6 +38,10 @@ type Plan struct {
 // them through one netlink connection.
 type Client struct {
 	conn *Conn
+	// own is the table the client may read and write, in which families
+	// (render.NFTablesOwnership): a desired table of another name or
+	// family is refused.
+	own *nft.Ownership
 	// Cache turns on the generation cache (client_cache.go): the state of
 	// each table after a read or an apply is kept with the nf_tables
 	// generation it is exact at, and a Plan at that same generation uses it
@@ -58,16 +63,20 @@ type Client struct {
 // DefaultStaleChainWait is NewClient's StaleChainWait.
 const DefaultStaleChainWait = 1500 * time.Millisecond
 
-// NewClient opens a netlink connection to nf_tables. The connection stays
+// NewClient opens a netlink connection to nf_tables for the tables own
+// names. The connection stays
 // in the network namespace of the calling thread for its whole life, so
 // call it in the namespace to manage (netlab.NS.Do in tests). Close it
 // when done.
-func NewClient() (*Client, error) {
+func NewClient(own *nft.Ownership) (*Client, error) {
+	if own == nil || own.Table == "" {
+		return nil, errors.New("nftables client: no ownership policy given")
+	}
 	conn, err := Open()
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, StaleChainWait: DefaultStaleChainWait, cache: map[tableKey]cacheEntry{}}, nil
+	return &Client{conn: conn, own: own, StaleChainWait: DefaultStaleChainWait, cache: map[tableKey]cacheEntry{}}, nil
 }
 
 // Close closes the connection.
@@ -92,6 +101,9 @@ func (c *Client) Plan(ctx context.Context, desired []*nft.Ruleset) ([]*Plan, err
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if err := c.checkOwned(d.Family, d.Table); err != nil {
+			return nil, err
+		}
 		live, gen, known, err := c.readLive(d.Family, d.Table)
 		if err != nil {
 			return nil, err
@@ -99,6 +111,14 @@ func (c *Client) Plan(ctx context.Context, desired []*nft.Ruleset) ([]*Plan, err
 		plans = append(plans, &Plan{Family: d.Family, Live: live, Desired: d, Changes: diff.NFTables(d, live), gen: gen, genKnown: known})
 	}
 	return plans, nil
+}
+
+// checkOwned refuses a table that is not the mode's.
+func (c *Client) checkOwned(f nft.Family, table string) error {
+	if table != c.own.Table || !slices.Contains(c.own.Families, f) {
+		return fmt.Errorf("table %s %s is not the nftables mode's (%s in %v): refusing to touch it", f, table, c.own.Table, c.own.Families)
+	}
+	return nil
 }
 
 // PlanReset plans the deletion of kube-proxy's table in each family: the
@@ -110,12 +130,15 @@ func (c *Client) PlanReset(ctx context.Context, families []nft.Family) ([]*Plan,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		live, gen, known, err := c.readLive(f, render.NFTablesTable)
+		if err := c.checkOwned(f, c.own.Table); err != nil {
+			return nil, err
+		}
+		live, gen, known, err := c.readLive(f, c.own.Table)
 		if err != nil {
 			return nil, err
 		}
 		cs := diff.DeleteNFTables(live)
-		cs.Family, cs.Name = f, render.NFTablesTable
+		cs.Family, cs.Name = f, c.own.Table
 		plans = append(plans, &Plan{Family: f, Live: live, Changes: cs, gen: gen, genKnown: known})
 	}
 	return plans, nil

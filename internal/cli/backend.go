@@ -45,12 +45,13 @@ type kernelPlan interface {
 func (c *common) backend(ctx context.Context, k *kernelFlags, mode Mode) (kernelBackend, error) {
 	switch mode {
 	case ModeIPTables, ModeUserspace:
-		client, err := k.iptablesClient(ctx)
+		own := render.IPTablesOwnership()
+		if mode == ModeUserspace {
+			own = render.UserspaceOwnership()
+		}
+		client, err := k.iptablesClient(ctx, own)
 		if err != nil {
 			return nil, err
-		}
-		if mode == ModeUserspace {
-			client.Owns = render.OwnsUserspaceChain
 		}
 		return &iptablesBackend{client: client, mode: mode}, nil
 	}

@@ -20,7 +20,7 @@ import (
 func (c *common) otherBackend(ctx context.Context, k *kernelFlags, mode Mode) (kernelBackend, error) {
 	switch mode {
 	case ModeNFTables:
-		client, err := applynft.NewClient()
+		client, err := applynft.NewClient(render.NFTablesOwnership())
 		if err != nil {
 			return nil, err
 		}
@@ -125,16 +125,16 @@ func (c *common) ipvsBackend(ctx context.Context, k *kernelFlags) (kernelBackend
 	if err != nil {
 		return nil, err
 	}
-	ipt, err := k.iptablesClient(ctx)
+	own := render.IPVSOwnership(exclude)
+	ipt, err := k.iptablesClient(ctx, own.Chains)
 	if err != nil {
 		return nil, err
 	}
-	ipt.Owns = render.OwnsIPVSChain
 	kernel, err := applyipvs.OpenKernel("")
 	if err != nil {
 		return nil, err
 	}
-	return &ipvsBackend{client: &applyipvs.Client{Kernel: kernel, IPTables: ipt, ExcludeCIDRs: exclude}, strictARP: k.ipvsStrictARP}, nil
+	return &ipvsBackend{client: &applyipvs.Client{Kernel: kernel, IPTables: ipt, Ownership: own}, strictARP: k.ipvsStrictARP}, nil
 }
 
 func (b *ipvsBackend) name() string { return "ipvs, iptables-" + string(b.client.IPTables.Backend) }

@@ -51,7 +51,9 @@ func (k *kernelFlags) addFlags(fs *pflag.FlagSet, locking bool) {
 }
 
 // iptablesClient returns a client for the chosen or detected backend.
-func (k *kernelFlags) iptablesClient(ctx context.Context) (*applyipt.Client, error) {
+// iptablesClient returns the iptables client of the backend in use, for
+// the chains own names.
+func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*applyipt.Client, error) {
 	b, err := applyipt.ParseBackend(k.backend)
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func (k *kernelFlags) iptablesClient(ctx context.Context) (*applyipt.Client, err
 			return nil, err
 		}
 	}
-	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5}
+	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own}
 	if k.stateDir != "" {
 		// The cache is valid for one network namespace only.
 		if cookie, err := nftgen.NetnsCookie(); err == nil {

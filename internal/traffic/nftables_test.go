@@ -41,7 +41,7 @@ func nftablesLoader(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 		desired = append(desired, render.NFTables(table, cfg))
 	}
 	err := lab.Node().Do(func() error {
-		client, err := applynft.NewClient()
+		client, err := applynft.NewClient(render.NFTablesOwnership())
 		if err != nil {
 			return err
 		}

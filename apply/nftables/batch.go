@@ -202,11 +202,11 @@ func (b *Batch) AddRule(chain string, r nft.Rule) error {
 	return b.addCompiledRule(chain, string(r), cr)
 }
 
-// WriteTable replaces the table rs names with rs in one transaction: it
+// writeTable replaces the table rs names with rs in one transaction: it
 // deletes the table if it exists and creates it anew, with its chains,
 // sets and maps (with their elements) and rules. Other tables are not
 // touched.
-func WriteTable(c *Conn, rs *nft.Ruleset) error {
+func writeTable(c *Conn, rs *nft.Ruleset) error {
 	b, err := tableBatch(c, rs)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func WriteTable(c *Conn, rs *nft.Ruleset) error {
 	return b.Commit()
 }
 
-// tableBatch queues what WriteTable commits: chains before the maps whose
+// tableBatch queues what writeTable commits: chains before the maps whose
 // elements jump to them, rules last.
 func tableBatch(c *Conn, rs *nft.Ruleset) (*Batch, error) {
 	b := c.NewBatch(rs.Family, rs.Table)

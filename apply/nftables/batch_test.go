@@ -84,9 +84,9 @@ func TestLargeTransaction(t *testing.T) {
 	small := ns.open()
 	small.sndbuf = 1 << 40 // keep the buffer as set below
 	must(t, unix.SetsockoptInt(small.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 212992/2))
-	err := WriteTable(small, rs)
+	err := writeTable(small, rs)
 	if !errors.Is(err, unix.EMSGSIZE) {
-		t.Errorf("WriteTable through a small send buffer: %v, want EMSGSIZE", err)
+		t.Errorf("writeTable through a small send buffer: %v, want EMSGSIZE", err)
 	}
 	if out := ns.mustNFT("", "list", "tables"); out != "" {
 		t.Errorf("a failed batch left tables behind:\n%s", out)
@@ -144,7 +144,7 @@ func TestCommentsAndVerdictMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs.SortElements()
-	if err := WriteTable(c, rs); err != nil {
+	if err := writeTable(c, rs); err != nil {
 		t.Fatal(err)
 	}
 	assertSameTable(t, "nft list table", rs, ns.listTable(rs.Family, rs.Table))
@@ -158,7 +158,7 @@ func TestFailedTransaction(t *testing.T) {
 	ns := newTestNS(t)
 	c := ns.open()
 	rs := tableCases(t)[0].rs
-	if err := WriteTable(c, rs); err != nil {
+	if err := writeTable(c, rs); err != nil {
 		t.Fatal(err)
 	}
 	before := ns.mustNFT("", "list", "ruleset")
@@ -222,7 +222,7 @@ func TestIncrementalBatch(t *testing.T) {
 	}
 	written := *rs
 	written.Sets = append(slices.Clone(rs.Sets), &nft.Set{Name: "spare", Type: "inet_service", Elements: []nft.Element{{Key: "53"}}})
-	must(t, WriteTable(c, &written))
+	must(t, writeTable(c, &written))
 	want := mustRead(t, c, rs.Family, rs.Table)
 	svc := want.Chains[len(want.Chains)-1]
 	extra := &nft.Chain{Name: "extra", Comment: "deleted again"}

@@ -29,7 +29,7 @@ func trafficService(name, ip string, affinity int32, pods ...*netlab.Pod) nodeta
 }
 
 // TestTrafficThroughNetlinkTable sends real connections through a table
-// written by WriteTable: the numgen maps' keys must be in the byte order
+// written by writeTable: the numgen maps' keys must be in the byte order
 // the kernel's numgen produces (host order; with big-endian keys, as
 // google/nftables v0.3.0 writes anonymous sets, most connections find no
 // map entry), and the affinity sets and verdict maps must work.
@@ -59,7 +59,7 @@ func TestTrafficThroughNetlinkTable(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		return WriteTable(c, rs)
+		return writeTable(c, rs)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestHandEditsReadAsDrift(t *testing.T) {
 	ns := newTestNS(t)
 	c := ns.open()
 	rs := goldenTable(t, "session-affinity/ip")
-	must(t, WriteTable(c, rs))
+	must(t, writeTable(c, rs))
 	const tbl = "ip kube-proxy"
 	clusterCheck := "ip daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""
 	handle := ns.ruleHandle(rs.Family, rs.Table, "cluster-ips-check", clusterCheck)
@@ -117,8 +117,8 @@ table inet kube-proxy {
 	before := foreign()
 
 	rs := goldenTable(t, "loadbalancer-source-ranges/ip")
-	must(t, WriteTable(c, rs))
-	must(t, WriteTable(c, rs))
+	must(t, writeTable(c, rs))
+	must(t, writeTable(c, rs))
 	b := c.NewBatch(rs.Family, rs.Table)
 	b.Declare(rs.Sets...)
 	b.FlushChain("services")
@@ -153,7 +153,7 @@ func TestDynamicElementsReadAsNFTLists(t *testing.T) {
 	ns := newTestNS(t)
 	c := ns.open()
 	rs := goldenTable(t, "session-affinity/ip")
-	must(t, WriteTable(c, rs))
+	must(t, writeTable(c, rs))
 	set := rs.Sets[len(rs.Sets)-1].Name
 	ns.mustNFT("", "add", "element", "ip", "kube-proxy", set, "{ 10.0.0.1, 10.0.0.2 timeout 1h, 10.0.0.3 timeout 3h }")
 	expires := regexp.MustCompile(` expires [0-9hmsd]+`)

@@ -74,7 +74,7 @@ func TestScale(t *testing.T) {
 	}
 	t.Logf("%d Services x 10 endpoints: %d chains, %d sets, %d ops, %.1f MB batch",
 		n, len(rs.Chains), len(rs.Sets), ops, float64(size)/1e6)
-	t.Logf("WriteTable: build %s, commit %s wall / %s CPU", ms(buildWall), ms(commitWall), ms(commitCPU))
+	t.Logf("writeTable: build %s, commit %s wall / %s CPU", ms(buildWall), ms(commitWall), ms(commitCPU))
 	t.Logf("ReadTable: %s wall / %s CPU", ms(readWall), ms(readCPU))
 
 	for _, ref := range []struct {

@@ -47,15 +47,15 @@ func TestAgreementWithNFT(t *testing.T) {
 			ns := newTestNS(t)
 			c := ns.open()
 			want := tc.rs
-			if err := WriteTable(c, want); err != nil {
+			if err := writeTable(c, want); err != nil {
 				t.Fatal(err)
 			}
-			assertSameTable(t, "nft list table after WriteTable", want, ns.listTable(want.Family, want.Table))
+			assertSameTable(t, "nft list table after writeTable", want, ns.listTable(want.Family, want.Table))
 			got, err := c.ReadTable(want.Family, want.Table)
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertSameTable(t, "ReadTable after WriteTable", want, got)
+			assertSameTable(t, "ReadTable after writeTable", want, got)
 
 			ns.mustNFT(want.Script(), "-f", "-")
 			got, err = c.ReadTable(want.Family, want.Table)
@@ -79,9 +79,9 @@ func TestAgreementWithNFTLarge(t *testing.T) {
 
 	ns := newTestNS(t)
 	c := ns.open()
-	must(t, WriteTable(c, want))
-	assertSameTable(t, "nft list table after WriteTable", want, ns.listTable(want.Family, want.Table))
-	assertSameTable(t, "ReadTable after WriteTable", want, mustRead(t, c, want.Family, want.Table))
+	must(t, writeTable(c, want))
+	assertSameTable(t, "nft list table after writeTable", want, ns.listTable(want.Family, want.Table))
+	assertSameTable(t, "ReadTable after writeTable", want, mustRead(t, c, want.Family, want.Table))
 	ns.mustNFT(want.Script(), "-f", "-")
 	assertSameTable(t, "ReadTable after nft -f", want, mustRead(t, c, want.Family, want.Table))
 }

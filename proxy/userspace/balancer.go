@@ -88,13 +88,6 @@ func sameSet(a, b []netip.AddrPort) bool {
 	return true
 }
 
-// size is the number of endpoints.
-func (b *balancer) size() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.endpoints)
-}
-
 // next returns the endpoint for a new connection from client. With
 // affinity, a client seen within the timeout gets its endpoint again,
 // unless resetAffinity is set: then, as after a failed dial in v1.25's

@@ -173,10 +173,10 @@ func (b *Builder) Rule() Rule {
 	return Rule(out)
 }
 
-// QuoteString spells a string option the way iptables-save does
+// quoteString spells a string option the way iptables-save does
 // (xtables_save_string): bare when it is only letters, digits, "_" and "-",
 // otherwise in double quotes with `"`, `\` and `'` escaped.
-func QuoteString(s string) string { return string(appendQuoted(nil, s)) }
+func quoteString(s string) string { return string(appendQuoted(nil, s)) }
 
 func appendQuoted(buf []byte, s string) []byte {
 	plain := s != ""

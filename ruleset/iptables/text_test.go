@@ -32,8 +32,8 @@ func TestQuoteString(t *testing.T) {
 		"":                `""`,
 		`back\slash it's`: `"back\\slash it\'s"`,
 	} {
-		if got := QuoteString(in); got != want {
-			t.Errorf("QuoteString(%q) = %s, want %s", in, got, want)
+		if got := quoteString(in); got != want {
+			t.Errorf("quoteString(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

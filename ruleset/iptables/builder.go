@@ -173,11 +173,6 @@ func (b *Builder) Rule() Rule {
 	return Rule(out)
 }
 
-// quoteString spells a string option the way iptables-save does
-// (xtables_save_string): bare when it is only letters, digits, "_" and "-",
-// otherwise in double quotes with `"`, `\` and `'` escaped.
-func quoteString(s string) string { return string(appendQuoted(nil, s)) }
-
 func appendQuoted(buf []byte, s string) []byte {
 	plain := s != ""
 	for i := 0; i < len(s) && plain; i++ {

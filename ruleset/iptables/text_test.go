@@ -79,3 +79,8 @@ func FuzzParseRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// quoteString spells a string option the way iptables-save does
+// (xtables_save_string): bare when it is only letters, digits, "_" and "-",
+// otherwise in double quotes with `"`, `\` and `'` escaped.
+func quoteString(s string) string { return string(appendQuoted(nil, s)) }

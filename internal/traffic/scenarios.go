@@ -92,7 +92,8 @@ func localhostPort(p uint16) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), p)
 }
 
-// clusterIPScenario: requirement 1.
+// clusterIPScenario: a TCP and a UDP ClusterIP spread connections from a
+// client, the node and a pod over all their endpoints, local and remote.
 func clusterIPScenario() Scenario {
 	web := []string{"web-a", "web-b", "web-c"}
 	dns := []string{"dns-a", "dns-b"}
@@ -115,8 +116,10 @@ func clusterIPScenario() Scenario {
 	}
 }
 
-// nodePortScenario: requirement 2, with externalTrafficPolicy Cluster, so
-// external traffic is masqueraded and may go to the remote endpoint.
+// nodePortScenario: TCP and UDP NodePorts on the node IP, and on
+// localhost where the mode serves them, reach every endpoint from clients,
+// the node and a pod. With externalTrafficPolicy Cluster, external traffic
+// is masqueraded and may go to the remote endpoint.
 func nodePortScenario() Scenario {
 	both := []string{"np-local", "np-remote"}
 	return Scenario{
@@ -136,7 +139,9 @@ func nodePortScenario() Scenario {
 	}
 }
 
-// externalIPScenario: requirement 3.
+// externalIPScenario: an external IP that the clients route through the
+// node reaches every endpoint from clients (masqueraded), the node and a
+// pod.
 func externalIPScenario() Scenario {
 	both := []string{"ext-local", "ext-remote"}
 	eip := addrPort("192.0.2.40:80")
@@ -153,8 +158,10 @@ func externalIPScenario() Scenario {
 	}
 }
 
-// loadBalancerSourceRangesScenario: requirement 4. The ranges guard the
-// load-balancer IP only; the NodePort and the ClusterIP stay open.
+// loadBalancerSourceRangesScenario: the load-balancer IP answers a client
+// inside loadBalancerSourceRanges and drops a client or pod outside them.
+// The ranges guard the load-balancer IP only; the NodePort and the
+// ClusterIP stay open.
 func loadBalancerSourceRangesScenario() Scenario {
 	both := []string{"lb-local", "lb-remote"}
 	lbIP := addrPort("192.0.2.20:443")
@@ -172,8 +179,8 @@ func loadBalancerSourceRangesScenario() Scenario {
 	}
 }
 
-// masqueradeScenario: requirement 10. Traffic to a ClusterIP from outside
-// the cluster CIDR is masqueraded; pod traffic keeps the pod's address.
+// masqueradeScenario: traffic to a ClusterIP from outside the cluster CIDR
+// is masqueraded; pod traffic keeps the pod's address.
 func masqueradeScenario() Scenario {
 	both := []string{"masq-local", "masq-remote"}
 	tcp, udp := addrPort("10.96.0.60:80"), addrPort("10.96.0.60:53")

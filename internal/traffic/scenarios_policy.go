@@ -6,9 +6,10 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 )
 
-// externalPolicyLocalScenario: requirement 5. External traffic reaches
-// only the local endpoint and keeps the client's address; pod and node
-// traffic to the same addresses is short-circuited to all endpoints.
+// externalPolicyLocalScenario: with externalTrafficPolicy Local, external
+// traffic reaches only the local endpoint and keeps the client's address;
+// pod and node traffic to the same addresses is short-circuited to all
+// endpoints.
 func externalPolicyLocalScenario() Scenario {
 	local, both := []string{"fe-local"}, []string{"fe-local", "fe-remote"}
 	lbIP, eip, cip := addrPort("192.0.2.21:443"), addrPort("192.0.2.60:443"), addrPort("10.96.0.21:443")
@@ -30,9 +31,10 @@ func externalPolicyLocalScenario() Scenario {
 	}
 }
 
-// externalPolicyLocalRemoteOnlyScenario: requirement 6. With no local
-// endpoint, external traffic is dropped (the load balancer's health check
-// steers it elsewhere); cluster, pod and node traffic still flows.
+// externalPolicyLocalRemoteOnlyScenario: with externalTrafficPolicy Local
+// and no local endpoint, external traffic is dropped (the load balancer's
+// health check steers it elsewhere); cluster, pod and node traffic still
+// flows.
 func externalPolicyLocalRemoteOnlyScenario() Scenario {
 	remote := []string{"ro-remote"}
 	lbIP := addrPort("192.0.2.22:80")
@@ -50,8 +52,8 @@ func externalPolicyLocalRemoteOnlyScenario() Scenario {
 	}
 }
 
-// noEndpointsScenario: requirement 7. Every address of a Service without
-// endpoints rejects, so that clients fail fast instead of timing out.
+// noEndpointsScenario: every address of a Service without endpoints, TCP
+// or UDP, rejects, so that clients fail fast instead of timing out.
 func noEndpointsScenario() Scenario {
 	cip := addrPort("10.96.0.90:80")
 	return Scenario{
@@ -70,8 +72,9 @@ func noEndpointsScenario() Scenario {
 	}
 }
 
-// sessionAffinityScenario: requirement 8. Affinity is per client address,
-// so each source sticks to its own backend.
+// sessionAffinityScenario: with ClientIP session affinity, every
+// connection of a source reaches the same backend. Affinity is per client
+// address, so each source sticks to its own backend.
 func sessionAffinityScenario() Scenario {
 	all := []string{"aff-a", "aff-b", "aff-c"}
 	cip := addrPort("10.96.0.45:80")
@@ -88,9 +91,9 @@ func sessionAffinityScenario() Scenario {
 	}
 }
 
-// internalPolicyLocalScenario: requirement 9. ClusterIP traffic, from
-// anywhere, reaches only this node's endpoints, and is dropped when there
-// are none.
+// internalPolicyLocalScenario: with internalTrafficPolicy Local, ClusterIP
+// traffic, from anywhere, reaches only this node's endpoints, and is
+// dropped when there are none.
 func internalPolicyLocalScenario() Scenario {
 	local := []string{"itp-local"}
 	cip := addrPort("10.96.0.50:80")

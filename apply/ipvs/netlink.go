@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 
 	mobyipvs "github.com/moby/ipvs"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
@@ -265,21 +265,5 @@ func (k *NetlinkKernel) inNamespace(fn func() error) error {
 	if k.ns == netns.None() {
 		return fn()
 	}
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	if err := netns.Set(k.ns); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer func() {
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread() // else the thread dies with its goroutine
-		}
-	}()
-	return fn()
+	return nsthread.Do(k.ns, fn)
 }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
 )
 
 // testNS is a bare network namespace for one test: no interfaces but lo,
@@ -39,29 +39,17 @@ func newTestNS(t testing.TB) *testNS {
 		}
 	}
 	name := fmt.Sprintf("%s%d-%08x-nft", netlab.NamePrefix, os.Getpid(), rand.Uint32())
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		t.Fatal(err)
-	}
-	h, err := netns.NewNamed(name)
-	if serr := netns.Set(orig); serr != nil {
-		t.Fatalf("return to the original namespace: %v", serr) // thread stays locked
-	}
-	orig.Close()
-	runtime.UnlockOSThread()
+	h, err := nsthread.NewNamed(name)
 	if err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
-	ns := &testNS{t: t, name: name, h: h}
 	t.Cleanup(func() {
 		h.Close()
 		if err := netns.DeleteNamed(name); err != nil {
 			t.Errorf("delete namespace %s: %v", name, err)
 		}
 	})
-	return ns
+	return &testNS{t: t, name: name, h: h}
 }
 
 // open opens a Conn inside the namespace; it stays there for its life.
@@ -81,25 +69,7 @@ func (ns *testNS) open() *Conn {
 }
 
 // do runs fn on a thread switched into the namespace.
-func (ns *testNS) do(fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	if err := netns.Set(ns.h); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer func() {
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		}
-	}()
-	return fn()
-}
+func (ns *testNS) do(fn func() error) error { return nsthread.Do(ns.h, fn) }
 
 // nft runs the nft binary in the namespace with stdin and returns stdout.
 func (ns *testNS) nft(stdin string, args ...string) (string, error) {

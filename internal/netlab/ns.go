@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
 )
 
 // NS is one network namespace of a lab. The zero NS is unusable: its
@@ -47,33 +48,19 @@ func (ns NS) Name() string {
 }
 
 // Do runs fn on a locked OS thread that is switched into the namespace,
-// then switches the thread back. Sockets that fn creates stay in the
-// namespace for their whole life. Goroutines that fn starts do not run in
-// the namespace.
+// then switches the thread back (nsthread.Scoped). Sockets that fn creates
+// stay in the namespace for their whole life. Goroutines that fn starts do
+// not run in the namespace.
 func (ns NS) Do(fn func() error) error {
 	if ns.s == nil {
 		return errors.New("netlab: zero NS")
 	}
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("netlab: get current namespace: %w", err)
-	}
-	defer orig.Close()
-	if err := ns.s.enter(); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			// Keep the thread locked: the runtime then retires it
-			// instead of reusing it in the wrong namespace.
-			return
+	return nsthread.Scoped(func() error {
+		if err := ns.s.enter(); err != nil {
+			return err
 		}
-		runtime.UnlockOSThread()
-	}()
-	return fn()
+		return fn()
+	})
 }
 
 func (s *nsState) enter() error {
@@ -138,7 +125,7 @@ func (ns NS) sysctl(kv ...string) error {
 // interfaces inherit that.
 func (l *Lab) newNS(role string) (NS, error) {
 	name := l.prefix + role
-	h, err := createNamed(name)
+	h, err := nsthread.NewNamed(name)
 	if err != nil {
 		return NS{}, fmt.Errorf("create namespace %s: %w", name, err)
 	}
@@ -165,26 +152,4 @@ func (l *Lab) newNS(role string) (NS, error) {
 		return NS{}, err
 	}
 	return ns, l.loUp(ns)
-}
-
-// createNamed creates a named namespace (/run/netns/name) and returns a
-// handle to it, leaving the calling thread in its original namespace.
-func createNamed(name string) (netns.NsHandle, error) {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return netns.None(), err
-	}
-	defer orig.Close()
-	h, err := netns.NewNamed(name) // switches the thread, even on most failures
-	if serr := netns.Set(orig); serr != nil {
-		if err == nil {
-			h.Close()
-			netns.DeleteNamed(name)
-		}
-		return netns.None(), fmt.Errorf("return to original namespace: %w", serr)
-	}
-	runtime.UnlockOSThread()
-	return h, err
 }

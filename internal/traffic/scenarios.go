@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"embed"
 	"net/netip"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
@@ -35,20 +36,31 @@ const (
 // testerIP is the pod that only sends probes, on node1.
 var testerIP = netip.MustParseAddr("10.244.0.2")
 
-// node1 is the Node document that starts every IPv4 snapshot.
-const node1 = `apiVersion: v1
-kind: Node
-metadata:
-  name: node1
-  labels: {kubernetes.io/hostname: node1}
-spec:
-  podCIDR: 10.244.0.0/24
-  podCIDRs: [10.244.0.0/24]
-status:
-  addresses:
-  - {type: InternalIP, address: 192.168.77.10}
-  - {type: Hostname, address: node1}
-`
+// fixtures are the scenarios' cluster objects as kubectl prints them:
+// testdata/scenarios/<name>.yaml holds a scenario's Services and
+// EndpointSlices, and testdata/node1.yaml the Node that all but dual-stack
+// share. They are embedded, so that the tests run where the source tree is
+// not (the ipvs tests' VM runs the test binary alone).
+//
+//go:embed testdata/node1.yaml testdata/scenarios/*.yaml
+var fixtures embed.FS
+
+// onNode1 is the snapshot of the named scenario: the shared Node, then the
+// scenario's own objects.
+func onNode1(name string) string {
+	return fixture("testdata/node1.yaml") + "---\n" + objects(name)
+}
+
+// objects returns the named scenario's testdata/scenarios file as it is.
+func objects(name string) string { return fixture("testdata/scenarios/" + name + ".yaml") }
+
+func fixture(path string) string {
+	b, err := fixtures.ReadFile(path)
+	if err != nil {
+		panic(err) // embedded: only a misspelt name gets here
+	}
+	return string(b)
+}
 
 // backend is a pod that serves httpPort over TCP and dnsPort over UDP on
 // each of its addresses.
@@ -80,47 +92,14 @@ func localhostPort(p uint16) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), p)
 }
 
-// clusterIPScenario: requirement 1.
+// clusterIPScenario: a TCP and a UDP ClusterIP spread connections from a
+// client, the node and a pod over all their endpoints, local and remote.
 func clusterIPScenario() Scenario {
 	web := []string{"web-a", "web-b", "web-c"}
 	dns := []string{"dns-a", "dns-b"}
 	return Scenario{
-		Name: "clusterip",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec:
-  type: ClusterIP
-  clusterIP: 10.96.0.10
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: web-1, namespace: default, labels: {kubernetes.io/service-name: web}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.11], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.0.12], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.13], conditions: {ready: true}, nodeName: node2}
----
-apiVersion: v1
-kind: Service
-metadata: {name: dns, namespace: kube-system}
-spec:
-  clusterIP: 10.96.0.53
-  ports: [{name: dns, port: 53, targetPort: 5353, protocol: UDP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: dns-1, namespace: kube-system, labels: {kubernetes.io/service-name: dns}}
-addressType: IPv4
-ports: [{name: dns, port: 5353, protocol: UDP}]
-endpoints:
-- {addresses: [10.244.0.53], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.53], conditions: {ready: true}, nodeName: node2}
-`,
+		Name:     "clusterip",
+		Snapshot: onNode1("clusterip"),
 		Pods: []PodSpec{
 			backend("web-a", "10.244.0.11"), backend("web-b", "10.244.0.12"), backend("web-c", "10.244.1.13"),
 			backend("dns-a", "10.244.0.53"), backend("dns-b", "10.244.1.53"),
@@ -137,33 +116,16 @@ endpoints:
 	}
 }
 
-// nodePortScenario: requirement 2, with externalTrafficPolicy Cluster, so
-// external traffic is masqueraded and may go to the remote endpoint.
+// nodePortScenario: TCP and UDP NodePorts on the node IP, and on
+// localhost where the mode serves them, reach every endpoint from clients,
+// the node and a pod. With externalTrafficPolicy Cluster, external traffic
+// is masqueraded and may go to the remote endpoint.
 func nodePortScenario() Scenario {
 	both := []string{"np-local", "np-remote"}
 	return Scenario{
-		Name: "nodeport",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: np, namespace: default}
-spec:
-  type: NodePort
-  clusterIP: 10.96.0.30
-  ports:
-  - {name: http, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}
-  - {name: dns, port: 53, targetPort: 5353, nodePort: 30053, protocol: UDP}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: np-1, namespace: default, labels: {kubernetes.io/service-name: np}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}, {name: dns, port: 5353, protocol: UDP}]
-endpoints:
-- {addresses: [10.244.0.31], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.32], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("np-local", "10.244.0.31"), backend("np-remote", "10.244.1.32"), tester()},
+		Name:     "nodeport",
+		Snapshot: onNode1("nodeport"),
+		Pods:     []PodSpec{backend("np-local", "10.244.0.31"), backend("np-remote", "10.244.1.32"), tester()},
 		Probes: []Probe{
 			{Name: "client to nodePort", From: FromClient, Proto: netlab.TCP, Dst: nodePort(30080), Expect: Spread(both...), SourceIs: netlab.NodeIP},
 			{Name: "client2 to nodePort", From: FromClient2, Proto: netlab.TCP, Dst: nodePort(30080), Expect: Spread(both...), SourceIs: netlab.NodeIP},
@@ -177,31 +139,16 @@ endpoints:
 	}
 }
 
-// externalIPScenario: requirement 3.
+// externalIPScenario: an external IP that the clients route through the
+// node reaches every endpoint from clients (masqueraded), the node and a
+// pod.
 func externalIPScenario() Scenario {
 	both := []string{"ext-local", "ext-remote"}
 	eip := addrPort("192.0.2.40:80")
 	return Scenario{
-		Name: "external-ip",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: ext, namespace: default}
-spec:
-  clusterIP: 10.96.0.40
-  externalIPs: [192.0.2.40]
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ext-1, namespace: default, labels: {kubernetes.io/service-name: ext}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.41], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.42], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("ext-local", "10.244.0.41"), backend("ext-remote", "10.244.1.42"), tester()},
+		Name:     "external-ip",
+		Snapshot: onNode1("external-ip"),
+		Pods:     []PodSpec{backend("ext-local", "10.244.0.41"), backend("ext-remote", "10.244.1.42"), tester()},
 		Probes: []Probe{
 			{Name: "client to externalIP", From: FromClient, Proto: netlab.TCP, Dst: eip, Expect: Spread(both...), SourceIs: netlab.NodeIP},
 			{Name: "client2 to externalIP", From: FromClient2, Proto: netlab.TCP, Dst: eip, Expect: Spread(both...), SourceIs: netlab.NodeIP},
@@ -211,36 +158,17 @@ endpoints:
 	}
 }
 
-// loadBalancerSourceRangesScenario: requirement 4. The ranges guard the
-// load-balancer IP only; the NodePort and the ClusterIP stay open.
+// loadBalancerSourceRangesScenario: the load-balancer IP answers a client
+// inside loadBalancerSourceRanges and drops a client or pod outside them.
+// The ranges guard the load-balancer IP only; the NodePort and the
+// ClusterIP stay open.
 func loadBalancerSourceRangesScenario() Scenario {
 	both := []string{"lb-local", "lb-remote"}
 	lbIP := addrPort("192.0.2.20:443")
 	return Scenario{
-		Name: "lb-source-ranges",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: lb, namespace: shop}
-spec:
-  type: LoadBalancer
-  clusterIP: 10.96.0.20
-  loadBalancerSourceRanges: [203.0.113.0/24]
-  ports: [{name: https, port: 443, targetPort: 8080, nodePort: 31443, protocol: TCP}]
-status:
-  loadBalancer:
-    ingress: [{ip: 192.0.2.20}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: lb-1, namespace: shop, labels: {kubernetes.io/service-name: lb}}
-addressType: IPv4
-ports: [{name: https, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.21], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.22], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("lb-local", "10.244.0.21"), backend("lb-remote", "10.244.1.22"), tester()},
+		Name:     "lb-source-ranges",
+		Snapshot: onNode1("lb-source-ranges"),
+		Pods:     []PodSpec{backend("lb-local", "10.244.0.21"), backend("lb-remote", "10.244.1.22"), tester()},
 		Probes: []Probe{
 			{Name: "client in range to LB IP", From: FromClient, Proto: netlab.TCP, Dst: lbIP, Expect: Spread(both...), SourceIs: netlab.NodeIP},
 			{Name: "client2 out of range to LB IP", From: FromClient2, Proto: netlab.TCP, Dst: lbIP, Expect: Drop()},
@@ -251,33 +179,15 @@ endpoints:
 	}
 }
 
-// masqueradeScenario: requirement 10. Traffic to a ClusterIP from outside
-// the cluster CIDR is masqueraded; pod traffic keeps the pod's address.
+// masqueradeScenario: traffic to a ClusterIP from outside the cluster CIDR
+// is masqueraded; pod traffic keeps the pod's address.
 func masqueradeScenario() Scenario {
 	both := []string{"masq-local", "masq-remote"}
 	tcp, udp := addrPort("10.96.0.60:80"), addrPort("10.96.0.60:53")
 	remoteTester := netip.MustParseAddr("10.244.1.3")
 	return Scenario{
-		Name: "masquerade",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: masq, namespace: default}
-spec:
-  clusterIP: 10.96.0.60
-  ports:
-  - {name: http, port: 80, targetPort: 8080, protocol: TCP}
-  - {name: dns, port: 53, targetPort: 5353, protocol: UDP}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: masq-1, namespace: default, labels: {kubernetes.io/service-name: masq}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}, {name: dns, port: 5353, protocol: UDP}]
-endpoints:
-- {addresses: [10.244.0.61], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.62], conditions: {ready: true}, nodeName: node2}
-`,
+		Name:     "masquerade",
+		Snapshot: onNode1("masquerade"),
 		Pods: []PodSpec{
 			backend("masq-local", "10.244.0.61"), backend("masq-remote", "10.244.1.62"),
 			tester(), {Name: "remote-tester", IPs: []netip.Addr{remoteTester}},
@@ -299,26 +209,9 @@ endpoints:
 // the node.
 func hairpinScenario() Scenario {
 	return Scenario{
-		Name: "hairpin",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: self, namespace: default}
-spec:
-  clusterIP: 10.96.0.70
-  ports:
-  - {name: http, port: 80, targetPort: 8080, protocol: TCP}
-  - {name: dns, port: 53, targetPort: 5353, protocol: UDP}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: self-1, namespace: default, labels: {kubernetes.io/service-name: self}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}, {name: dns, port: 5353, protocol: UDP}]
-endpoints:
-- {addresses: [10.244.0.71], conditions: {ready: true}, nodeName: node1}
-`,
-		Pods: []PodSpec{backend("hairpin", "10.244.0.71")},
+		Name:     "hairpin",
+		Snapshot: onNode1("hairpin"),
+		Pods:     []PodSpec{backend("hairpin", "10.244.0.71")},
 		Probes: []Probe{
 			{Name: "pod to its own service", From: "hairpin", Proto: netlab.TCP, Dst: addrPort("10.96.0.70:80"), Expect: Spread("hairpin"), SourceIs: netlab.NodeIP},
 			{Name: "pod to its own UDP service", From: "hairpin", Proto: netlab.UDP, Dst: addrPort("10.96.0.70:53"), Expect: Spread("hairpin"), SourceIs: netlab.NodeIP},

@@ -6,39 +6,17 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 )
 
-// externalPolicyLocalScenario: requirement 5. External traffic reaches
-// only the local endpoint and keeps the client's address; pod and node
-// traffic to the same addresses is short-circuited to all endpoints.
+// externalPolicyLocalScenario: with externalTrafficPolicy Local, external
+// traffic reaches only the local endpoint and keeps the client's address;
+// pod and node traffic to the same addresses is short-circuited to all
+// endpoints.
 func externalPolicyLocalScenario() Scenario {
 	local, both := []string{"fe-local"}, []string{"fe-local", "fe-remote"}
 	lbIP, eip, cip := addrPort("192.0.2.21:443"), addrPort("192.0.2.60:443"), addrPort("10.96.0.21:443")
 	return Scenario{
-		Name: "etp-local",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: frontend, namespace: shop}
-spec:
-  type: LoadBalancer
-  clusterIP: 10.96.0.21
-  externalTrafficPolicy: Local
-  healthCheckNodePort: 32000
-  externalIPs: [192.0.2.60]
-  ports: [{name: https, port: 443, targetPort: 8080, nodePort: 31443, protocol: TCP}]
-status:
-  loadBalancer:
-    ingress: [{ip: 192.0.2.21}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: frontend-1, namespace: shop, labels: {kubernetes.io/service-name: frontend}}
-addressType: IPv4
-ports: [{name: https, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.21], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.22], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("fe-local", "10.244.0.21"), backend("fe-remote", "10.244.1.22"), tester()},
+		Name:     "etp-local",
+		Snapshot: onNode1("etp-local"),
+		Pods:     []PodSpec{backend("fe-local", "10.244.0.21"), backend("fe-remote", "10.244.1.22"), tester()},
 		Probes: []Probe{
 			{Name: "client to nodePort", From: FromClient, Proto: netlab.TCP, Dst: nodePort(31443), Expect: Spread(local...), SourceIs: netlab.ClientIP},
 			{Name: "client to LB IP", From: FromClient, Proto: netlab.TCP, Dst: lbIP, Expect: Spread(local...), SourceIs: netlab.ClientIP},
@@ -53,37 +31,17 @@ endpoints:
 	}
 }
 
-// externalPolicyLocalRemoteOnlyScenario: requirement 6. With no local
-// endpoint, external traffic is dropped (the load balancer's health check
-// steers it elsewhere); cluster, pod and node traffic still flows.
+// externalPolicyLocalRemoteOnlyScenario: with externalTrafficPolicy Local
+// and no local endpoint, external traffic is dropped (the load balancer's
+// health check steers it elsewhere); cluster, pod and node traffic still
+// flows.
 func externalPolicyLocalRemoteOnlyScenario() Scenario {
 	remote := []string{"ro-remote"}
 	lbIP := addrPort("192.0.2.22:80")
 	return Scenario{
-		Name: "etp-local-remote-only",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: remote-only, namespace: shop}
-spec:
-  type: LoadBalancer
-  clusterIP: 10.96.0.22
-  externalTrafficPolicy: Local
-  healthCheckNodePort: 32001
-  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 31080, protocol: TCP}]
-status:
-  loadBalancer:
-    ingress: [{ip: 192.0.2.22}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: remote-only-1, namespace: shop, labels: {kubernetes.io/service-name: remote-only}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.1.23], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("ro-remote", "10.244.1.23"), tester()},
+		Name:     "etp-local-remote-only",
+		Snapshot: onNode1("etp-local-remote-only"),
+		Pods:     []PodSpec{backend("ro-remote", "10.244.1.23"), tester()},
 		Probes: []Probe{
 			{Name: "client to nodePort is dropped", From: FromClient, Proto: netlab.TCP, Dst: nodePort(31080), Expect: Drop()},
 			{Name: "client to LB IP is dropped", From: FromClient, Proto: netlab.TCP, Dst: lbIP, Expect: Drop()},
@@ -94,40 +52,14 @@ endpoints:
 	}
 }
 
-// noEndpointsScenario: requirement 7. Every address of a Service without
-// endpoints rejects, so that clients fail fast instead of timing out.
+// noEndpointsScenario: every address of a Service without endpoints, TCP
+// or UDP, rejects, so that clients fail fast instead of timing out.
 func noEndpointsScenario() Scenario {
 	cip := addrPort("10.96.0.90:80")
 	return Scenario{
-		Name: "no-endpoints",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: pending, namespace: default}
-spec:
-  type: LoadBalancer
-  clusterIP: 10.96.0.90
-  externalIPs: [192.0.2.90]
-  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30090, protocol: TCP}]
-status:
-  loadBalancer:
-    ingress: [{ip: 192.0.2.91}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: udp-pending, namespace: default}
-spec:
-  clusterIP: 10.96.0.92
-  ports: [{port: 5000, targetPort: 5000, protocol: UDP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: udp-pending-1, namespace: default, labels: {kubernetes.io/service-name: udp-pending}}
-addressType: IPv4
-ports: [{port: 5000, protocol: UDP, name: ""}]
-endpoints: []
-`,
-		Pods: []PodSpec{tester()},
+		Name:     "no-endpoints",
+		Snapshot: onNode1("no-endpoints"),
+		Pods:     []PodSpec{tester()},
 		Probes: []Probe{
 			{Name: "client to clusterIP", From: FromClient, Proto: netlab.TCP, Dst: cip, Expect: Refuse()},
 			{Name: "node to clusterIP", From: FromNode, Proto: netlab.TCP, Dst: cip, Expect: Refuse()},
@@ -140,34 +72,16 @@ endpoints: []
 	}
 }
 
-// sessionAffinityScenario: requirement 8. Affinity is per client address,
-// so each source sticks to its own backend.
+// sessionAffinityScenario: with ClientIP session affinity, every
+// connection of a source reaches the same backend. Affinity is per client
+// address, so each source sticks to its own backend.
 func sessionAffinityScenario() Scenario {
 	all := []string{"aff-a", "aff-b", "aff-c"}
 	cip := addrPort("10.96.0.45:80")
 	return Scenario{
-		Name: "session-affinity",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: aff, namespace: default}
-spec:
-  clusterIP: 10.96.0.45
-  sessionAffinity: ClientIP
-  sessionAffinityConfig: {clientIP: {timeoutSeconds: 10800}}
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: aff-1, namespace: default, labels: {kubernetes.io/service-name: aff}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.46], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.0.47], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.48], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("aff-a", "10.244.0.46"), backend("aff-b", "10.244.0.47"), backend("aff-c", "10.244.1.48"), tester()},
+		Name:     "session-affinity",
+		Snapshot: onNode1("session-affinity"),
+		Pods:     []PodSpec{backend("aff-a", "10.244.0.46"), backend("aff-b", "10.244.0.47"), backend("aff-c", "10.244.1.48"), tester()},
 		Probes: []Probe{
 			{Name: "client sticks", From: FromClient, Proto: netlab.TCP, Dst: cip, Expect: Sticky(all...)},
 			{Name: "client2 sticks", From: FromClient2, Proto: netlab.TCP, Dst: cip, Expect: Sticky(all...)},
@@ -177,49 +91,16 @@ endpoints:
 	}
 }
 
-// internalPolicyLocalScenario: requirement 9. ClusterIP traffic, from
-// anywhere, reaches only this node's endpoints, and is dropped when there
-// are none.
+// internalPolicyLocalScenario: with internalTrafficPolicy Local, ClusterIP
+// traffic, from anywhere, reaches only this node's endpoints, and is
+// dropped when there are none.
 func internalPolicyLocalScenario() Scenario {
 	local := []string{"itp-local"}
 	cip := addrPort("10.96.0.50:80")
 	return Scenario{
-		Name: "itp-local",
-		Snapshot: node1 + `---
-apiVersion: v1
-kind: Service
-metadata: {name: internal, namespace: default}
-spec:
-  clusterIP: 10.96.0.50
-  internalTrafficPolicy: Local
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: internal-1, namespace: default, labels: {kubernetes.io/service-name: internal}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.51], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.52], conditions: {ready: true}, nodeName: node2}
----
-apiVersion: v1
-kind: Service
-metadata: {name: internal-remote, namespace: default}
-spec:
-  clusterIP: 10.96.0.55
-  internalTrafficPolicy: Local
-  ports: [{name: http, port: 80, targetPort: 8080, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: internal-remote-1, namespace: default, labels: {kubernetes.io/service-name: internal-remote}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.1.56], conditions: {ready: true}, nodeName: node2}
-`,
-		Pods: []PodSpec{backend("itp-local", "10.244.0.51"), backend("itp-remote", "10.244.1.52"), backend("itpr-remote", "10.244.1.56"), tester()},
+		Name:     "itp-local",
+		Snapshot: onNode1("itp-local"),
+		Pods:     []PodSpec{backend("itp-local", "10.244.0.51"), backend("itp-remote", "10.244.1.52"), backend("itpr-remote", "10.244.1.56"), tester()},
 		Probes: []Probe{
 			{Name: "pod reaches only the local endpoint", From: "tester", Proto: netlab.TCP, Dst: cip, Expect: Spread(local...), SourceIs: testerIP},
 			{Name: "node reaches only the local endpoint", From: FromNode, Proto: netlab.TCP, Dst: cip, Expect: Spread(local...)},
@@ -237,50 +118,8 @@ func dualStackScenario() Scenario {
 	tester6 := netip.MustParseAddr("fd00:244::2")
 	cip4, cip6 := addrPort("10.96.0.80:80"), addrPort("[fd00:96::80]:80")
 	return Scenario{
-		Name: "dual-stack",
-		Snapshot: `apiVersion: v1
-kind: Node
-metadata:
-  name: node1
-  labels: {kubernetes.io/hostname: node1}
-spec:
-  podCIDR: 10.244.0.0/24
-  podCIDRs: [10.244.0.0/24]
-status:
-  addresses:
-  - {type: InternalIP, address: 192.168.77.10}
-  - {type: InternalIP, address: "fd00:77::10"}
-  - {type: Hostname, address: node1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: ds, namespace: default}
-spec:
-  type: NodePort
-  ipFamilyPolicy: RequireDualStack
-  ipFamilies: [IPv4, IPv6]
-  clusterIP: 10.96.0.80
-  clusterIPs: [10.96.0.80, "fd00:96::80"]
-  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30081, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ds-v4, namespace: default, labels: {kubernetes.io/service-name: ds}}
-addressType: IPv4
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: [10.244.0.81], conditions: {ready: true}, nodeName: node1}
-- {addresses: [10.244.1.82], conditions: {ready: true}, nodeName: node2}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ds-v6, namespace: default, labels: {kubernetes.io/service-name: ds}}
-addressType: IPv6
-ports: [{name: http, port: 8080, protocol: TCP}]
-endpoints:
-- {addresses: ["fd00:244::81"], conditions: {ready: true}, nodeName: node1}
-- {addresses: ["fd00:244::1:82"], conditions: {ready: true}, nodeName: node2}
-`,
+		Name:     "dual-stack",
+		Snapshot: objects("dual-stack"),
 		Pods: []PodSpec{
 			backend("ds-local", "10.244.0.81", "fd00:244::81"),
 			backend("ds-remote", "10.244.1.82", "fd00:244::1:82"),

@@ -2,9 +2,12 @@ package traffic
 
 import (
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"path"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -29,6 +32,27 @@ func TestScenariosAreConsistent(t *testing.T) {
 			checkSnapshot(t, sc, served)
 			checkProbes(t, sc)
 		})
+	}
+}
+
+// TestFixturesAreScenarios checks that each scenario's snapshot ends with
+// its own testdata/scenarios file, and that no file there is left unused.
+func TestFixturesAreScenarios(t *testing.T) {
+	names := map[string]bool{}
+	for _, sc := range Scenarios() {
+		names[sc.Name] = true
+		if !strings.HasSuffix(sc.Snapshot, objects(sc.Name)) {
+			t.Errorf("scenario %s: the snapshot is not that of testdata/scenarios/%s.yaml", sc.Name, sc.Name)
+		}
+	}
+	files, err := fs.Glob(fixtures, "testdata/scenarios/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !names[strings.TrimSuffix(path.Base(f), ".yaml")] {
+			t.Errorf("%s is the snapshot of no scenario", f)
+		}
 	}
 }
 

@@ -57,7 +57,8 @@ type Scenario struct {
 	Name string
 	// Snapshot is the cluster as kubectl prints it (multi-document YAML):
 	// Node node1 (InternalIP 192.168.77.10, podCIDR 10.244.0.0/24), the
-	// Services and their EndpointSlices.
+	// Services and their EndpointSlices. The table's scenarios read it
+	// from testdata (see fixtures).
 	Snapshot string
 	// Pods are the endpoints that physically exist, plus any pods that
 	// only send probes. An endpoint of the snapshot without a pod here is

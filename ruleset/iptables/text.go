@@ -15,11 +15,12 @@ import (
 // the chain lines with "[0:0]" counters, the rules grouped by chain, and
 // COMMIT. The output is valid iptables-restore input.
 func (rs *Ruleset) Encode(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, t := range rs.Tables {
-		t.encode(bw)
-	}
-	return bw.Flush()
+	return textform.Write(w, func(bw *bufio.Writer) error {
+		for _, t := range rs.Tables {
+			t.encode(bw)
+		}
+		return nil
+	})
 }
 
 func (t *Table) encode(w *bufio.Writer) {
@@ -36,11 +37,7 @@ func (t *Table) encode(w *bufio.Writer) {
 }
 
 // String returns the iptables-save text of rs.
-func (rs *Ruleset) String() string {
-	var b bytes.Buffer
-	_ = rs.Encode(&b)
-	return b.String()
-}
+func (rs *Ruleset) String() string { return textform.String(rs.Encode) }
 
 // ParseError reports a line of the text form that could not be read.
 type ParseError = textform.ParseError
@@ -169,15 +166,7 @@ const familyMarker = "# family: "
 
 // EncodeAll writes several rulesets, each after a "# family: IPv4" line.
 func EncodeAll(w io.Writer, sets []*Ruleset) error {
-	for _, rs := range sets {
-		if _, err := io.WriteString(w, familyMarker+string(rs.Family)+"\n"); err != nil {
-			return err
-		}
-		if err := rs.Encode(w); err != nil {
-			return err
-		}
-	}
-	return nil
+	return textform.EncodeAll(w, sets, func(rs *Ruleset) string { return familyMarker + string(rs.Family) })
 }
 
 // ParseAll reads what EncodeAll writes. Text without a family line is read
@@ -193,10 +182,7 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 		}
 		rs, err := Parse(section, family)
 		if err != nil {
-			if pe, ok := err.(*ParseError); ok {
-				pe.Line += startLine - 1
-			}
-			return err
+			return textform.Within(err, startLine, "")
 		}
 		out = append(out, rs)
 		return nil

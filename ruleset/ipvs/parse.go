@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
 type section int
@@ -104,10 +105,7 @@ func (p *parser) finish(n int) error {
 	}
 	rs, err := ipt.Parse([]byte(strings.Join(p.iptLines, "\n")), p.cur.Family)
 	if err != nil {
-		if pe, ok := err.(*ipt.ParseError); ok {
-			return &ParseError{Line: p.iptStart + pe.Line - 1, Text: pe.Text, Msg: "iptables: " + pe.Msg}
-		}
-		return err
+		return textform.Within(err, p.iptStart, "iptables: ")
 	}
 	p.cur.IPTables = rs
 	p.cur, p.sec, p.iptLines = nil, secNone, nil

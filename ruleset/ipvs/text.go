@@ -2,7 +2,6 @@ package ipvs
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net/netip"
 	"strings"
@@ -36,44 +35,32 @@ const (
 // The ipvs lines are what ipvsadm-save prints, the ipset section is valid
 // `ipset restore` input, the address lines are `ip -batch` input.
 func (rs *Ruleset) Encode(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString(headerIPVS + string(rs.Family) + "\n")
-	for _, vs := range rs.VirtualServers {
-		vs.encode(bw)
-	}
-	bw.WriteString(headerIPSet + "\n")
-	for _, s := range rs.Sets {
-		s.encode(bw)
-	}
-	bw.WriteString(headerAddrs + "\n")
-	for _, a := range rs.Addresses {
-		bw.WriteString("addr add " + netip.PrefixFrom(a, a.BitLen()).String() + " dev " + DummyDevice + "\n")
-	}
-	bw.WriteString(headerIPTables + "\n")
-	if rs.IPTables != nil {
-		if err := rs.IPTables.Encode(bw); err != nil {
-			return err
+	return textform.Write(w, func(bw *bufio.Writer) error {
+		bw.WriteString(headerIPVS + string(rs.Family) + "\n")
+		for _, vs := range rs.VirtualServers {
+			vs.encode(bw)
 		}
-	}
-	return bw.Flush()
+		bw.WriteString(headerIPSet + "\n")
+		for _, s := range rs.Sets {
+			s.encode(bw)
+		}
+		bw.WriteString(headerAddrs + "\n")
+		for _, a := range rs.Addresses {
+			bw.WriteString("addr add " + netip.PrefixFrom(a, a.BitLen()).String() + " dev " + DummyDevice + "\n")
+		}
+		bw.WriteString(headerIPTables + "\n")
+		if rs.IPTables == nil {
+			return nil
+		}
+		return rs.IPTables.Encode(bw)
+	})
 }
 
 // String returns the text form of rs.
-func (rs *Ruleset) String() string {
-	var b bytes.Buffer
-	_ = rs.Encode(&b)
-	return b.String()
-}
+func (rs *Ruleset) String() string { return textform.String(rs.Encode) }
 
 // EncodeAll writes several rulesets (one per family) one after the other.
-func EncodeAll(w io.Writer, sets []*Ruleset) error {
-	for _, rs := range sets {
-		if err := rs.Encode(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func EncodeAll(w io.Writer, sets []*Ruleset) error { return textform.EncodeAll(w, sets, nil) }
 
 // protoOption is ipvsadm's service option for a protocol.
 func protoOption(p Protocol) string {

@@ -2,9 +2,10 @@ package nftables
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"strings"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
 // EncodeScript writes an `nft -f` script that replaces the table with rs
@@ -18,9 +19,6 @@ import (
 // such an element twice ("{ 10.96.0.0/15, 10.96.0.0/15 }"), which nft
 // merges back into the one-element set it lists.
 func (rs *Ruleset) EncodeScript(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	head := string(rs.Family) + " " + rs.Table
-	bw.WriteString("add table " + head + "\ndelete table " + head + "\n")
 	script := *rs
 	script.Chains = make([]*Chain, len(rs.Chains))
 	for i, c := range rs.Chains {
@@ -36,16 +34,16 @@ func (rs *Ruleset) EncodeScript(w io.Writer) error {
 			}
 		}
 	}
-	script.encode(bw)
-	return bw.Flush()
+	return textform.Write(w, func(bw *bufio.Writer) error {
+		head := string(rs.Family) + " " + rs.Table
+		bw.WriteString("add table " + head + "\ndelete table " + head + "\n")
+		script.encode(bw)
+		return nil
+	})
 }
 
 // Script returns the text EncodeScript writes.
-func (rs *Ruleset) Script() string {
-	var b bytes.Buffer
-	_ = rs.EncodeScript(&b)
-	return b.String()
-}
+func (rs *Ruleset) Script() string { return textform.String(rs.EncodeScript) }
 
 // doubleSingleAddrSets rewrites every "{ X }" in rule whose X is one
 // address, prefix or range as "{ X, X }".

@@ -2,11 +2,12 @@ package nftables
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
 // Encode writes rs exactly as `nft list table <family> <name>` prints it
@@ -14,26 +15,17 @@ import (
 // one blank line between blocks, elements wrapped as nft wraps them. The
 // output is also valid `nft -f` input.
 func (rs *Ruleset) Encode(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	rs.encode(bw)
-	return bw.Flush()
+	return textform.Write(w, func(bw *bufio.Writer) error {
+		rs.encode(bw)
+		return nil
+	})
 }
 
 // String returns the listing text of rs.
-func (rs *Ruleset) String() string {
-	var b bytes.Buffer
-	_ = rs.Encode(&b)
-	return b.String()
-}
+func (rs *Ruleset) String() string { return textform.String(rs.Encode) }
 
 // EncodeAll writes several tables back to back, as `nft list ruleset` does.
-func EncodeAll(w io.Writer, sets []*Ruleset) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, rs := range sets {
-		rs.encode(bw)
-	}
-	return bw.Flush()
-}
+func EncodeAll(w io.Writer, sets []*Ruleset) error { return textform.EncodeAll(w, sets, nil) }
 
 func (rs *Ruleset) encode(w *bufio.Writer) {
 	w.WriteString("table " + string(rs.Family) + " " + rs.Table + " {\n")

@@ -1,5 +1,6 @@
 // Package textform holds what the rulesets' text forms share: the parse
-// error that names the line, and reading exactly one ruleset.
+// error that names the line and its place in a larger text, reading exactly
+// one ruleset, the buffered writing of one or several rulesets, and String.
 package textform
 
 import "fmt"

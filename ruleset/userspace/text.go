@@ -2,7 +2,6 @@ package userspace
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net/netip"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
-
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/textform"
 )
 
@@ -31,21 +29,20 @@ const (
 //
 // with the endpoints joined by "," and "-" for none.
 func (rs *Ruleset) Encode(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString(headerPorts + string(rs.Family) + " listen " + rs.ListenIP.String() + "\n")
-	bw.WriteString(portsLegend + "\n")
-	var buf []byte
-	for i := range rs.Ports {
-		buf = rs.Ports[i].appendText(buf[:0])
-		bw.Write(buf)
-	}
-	bw.WriteString(headerIPTables + "\n")
-	if rs.IPTables != nil {
-		if err := rs.IPTables.Encode(bw); err != nil {
-			return err
+	return textform.Write(w, func(bw *bufio.Writer) error {
+		bw.WriteString(headerPorts + string(rs.Family) + " listen " + rs.ListenIP.String() + "\n")
+		bw.WriteString(portsLegend + "\n")
+		var buf []byte
+		for i := range rs.Ports {
+			buf = rs.Ports[i].appendText(buf[:0])
+			bw.Write(buf)
 		}
-	}
-	return bw.Flush()
+		bw.WriteString(headerIPTables + "\n")
+		if rs.IPTables == nil {
+			return nil
+		}
+		return rs.IPTables.Encode(bw)
+	})
 }
 
 func (p *Port) appendText(b []byte) []byte {
@@ -72,21 +69,10 @@ func (p *Port) appendText(b []byte) []byte {
 }
 
 // String returns the text form of rs.
-func (rs *Ruleset) String() string {
-	var b bytes.Buffer
-	_ = rs.Encode(&b)
-	return b.String()
-}
+func (rs *Ruleset) String() string { return textform.String(rs.Encode) }
 
 // EncodeAll writes several rulesets (one per family) one after the other.
-func EncodeAll(w io.Writer, sets []*Ruleset) error {
-	for _, rs := range sets {
-		if err := rs.Encode(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func EncodeAll(w io.Writer, sets []*Ruleset) error { return textform.EncodeAll(w, sets, nil) }
 
 // ParseError reports a line of the text form that could not be read.
 type ParseError = textform.ParseError
@@ -108,10 +94,7 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 		}
 		rs, err := ipt.Parse(iptText, cur.Family)
 		if err != nil {
-			if pe, ok := err.(*ipt.ParseError); ok {
-				return &ParseError{Line: pe.Line + iptStart, Text: pe.Text, Msg: pe.Msg}
-			}
-			return err
+			return textform.Within(err, iptStart, "")
 		}
 		cur.IPTables = rs
 		return nil
@@ -137,7 +120,7 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 		case inIPT:
 			iptText = append(iptText, raw...)
 		case line == headerIPTables:
-			inIPT, iptStart = true, i+1
+			inIPT, iptStart = true, i+2 // the line after this one
 		case line == "" || line[0] == '#':
 		default:
 			p, err := parsePort(line)

@@ -28,9 +28,9 @@
 // github.com/google/nftables v0.3.0 supplies the expression types and
 // their attribute encoding. The messages around them (tables, chains, sets,
 // elements, rules, dumps) are built and parsed here, because its Conn
-// cannot carry what the table needs. Each pitfall of v0.3.0 (measured in
-// the project's DESIGN.md) has its workaround here, and a test that fails
-// without it:
+// cannot carry what the table needs. Each pitfall of v0.3.0, measured
+// against kernel 6.x with the tests named below, has its workaround here,
+// and a test that fails without it:
 //
 //   - Socket buffers. A batch goes to the kernel in one sendmsg, so the
 //     send buffer is set to the batch's size (SO_SNDBUFFORCE); the receive

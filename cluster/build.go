@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	corev1 "k8s.io/api/core/v1"
@@ -47,11 +49,18 @@ type Warning struct {
 	Message string // `invalid clusterIP "10.0.0.300": skipped`
 }
 
+// String is "object: message". An object name that the API server would
+// refuse can hold anything; it is quoted when it is not plain printable
+// text, so that a warning cannot forge lines of its own.
 func (w Warning) String() string {
 	if w.Object == "" {
 		return w.Message
 	}
-	return w.Object + ": " + w.Message
+	obj := w.Object
+	if strings.ContainsFunc(obj, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		obj = strconv.Quote(obj)
+	}
+	return obj + ": " + w.Message
 }
 
 // Build computes, for the node cfg.NodeName, the Service ports kube-proxy

@@ -3,9 +3,11 @@ package cluster
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // endpointsByPort reads the EndpointSlices of family f into the endpoints of
@@ -52,9 +54,16 @@ func sortEndpoints(eps []nodetable.Endpoint) {
 // addSlice adds the endpoints of one slice to sets.
 func (b *builder) addSlice(sets map[nodetable.ServicePortName]map[string]nodetable.Endpoint, slice *discoveryv1.EndpointSlice, f nodetable.Family) {
 	object := "endpointslice " + objectName(&slice.ObjectMeta)
+	if !b.checkMeta(object, &slice.ObjectMeta, endpointSliceName) {
+		return
+	}
 	serviceName := slice.Labels[discoveryv1.LabelServiceName]
 	if serviceName == "" {
 		b.warn(object, "no %s label: skipped", discoveryv1.LabelServiceName)
+		return
+	}
+	if errs := validation.IsValidLabelValue(serviceName); len(errs) > 0 {
+		b.warn(object, "invalid %s label %q (%s): skipped", discoveryv1.LabelServiceName, serviceName, strings.Join(errs, "; "))
 		return
 	}
 	endpoints := b.sliceEndpoints(object, slice, f)
@@ -62,6 +71,9 @@ func (b *builder) addSlice(sets map[nodetable.ServicePortName]map[string]nodetab
 		switch {
 		case port.Name == nil:
 			b.warn(object, "ports[%d] has no name: ignored", i)
+			continue
+		case len(portNameErrors(*port.Name)) > 0:
+			b.warn(object, "invalid ports[%d].name %q (%s): ignored", i, *port.Name, strings.Join(portNameErrors(*port.Name), "; "))
 			continue
 		case port.Port == nil || *port.Port == 0:
 			b.warn(object, "ports[%d] (%q) has no port number: ignored", i, *port.Name)

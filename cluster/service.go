@@ -48,6 +48,9 @@ func (b *builder) parseService(svc *corev1.Service) *service {
 		return nil
 	}
 	object := "service " + objectName(&svc.ObjectMeta)
+	if !b.checkMeta(object, &svc.ObjectMeta, serviceName) {
+		return nil
+	}
 	clusterIPs, ok := b.clusterIPs(object, svc)
 	if !ok {
 		return nil
@@ -132,7 +135,10 @@ func (b *builder) servicePorts(object string, ports []corev1.ServicePort) []port
 	var out []portSpec
 	for i, p := range ports {
 		proto, ok := parseProtocol(string(p.Protocol))
-		switch {
+		switch errs := portNameErrors(p.Name); {
+		case len(errs) > 0:
+			b.warn(object, "invalid ports[%d].name %q (%s): port skipped", i, p.Name, strings.Join(errs, "; "))
+			continue
 		case !ok:
 			b.warn(object, "invalid ports[%d].protocol %q: port skipped", i, p.Protocol)
 			continue

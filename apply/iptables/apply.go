@@ -27,6 +27,9 @@ func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, err
 	}
 	var plans []*Plan
 	for _, d := range desired {
+		if err := d.Validate(); err != nil {
+			return nil, fmt.Errorf("refusing to write the rendered rules: %w", err)
+		}
 		live, gen, err := c.readAt(ctx, d.Family)
 		if err != nil {
 			return nil, err
@@ -84,6 +87,11 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 	if c.Ownership == nil {
 		return errNoOwnership // the undo needs it
+	}
+	for _, p := range plans {
+		if err := checkWritable(p.Changes.Changes); err != nil {
+			return err
+		}
 	}
 	steps := c.Steps(plans)
 	if len(steps) == 0 {
@@ -159,6 +167,10 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
 			continue
 		}
 		back := diff.IPTables(diff.OwnedIPTables(before, c.Ownership), now, c.Ownership)
+		if err := checkWritable(back.Changes); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if script := Script(back.Changes, s.Table, c.Backend, chainCount(now, s.Table)); script != nil {
 			if err := c.Restore(ctx, s.Family, script); err != nil {
 				errs = append(errs, err)
@@ -166,6 +178,21 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkWritable refuses changes holding a rule that would not stay on its
+// own restore line. Desired rules are validated by Plan already; this also
+// covers live rules written back (a jump deleted by its spec, an undo of a
+// hand-edited owned chain), which a hand edit may have given a newline.
+func checkWritable(changes []diff.IPTablesChange) error {
+	for _, c := range changes {
+		for _, r := range c.Rules {
+			if err := ipt.ValidateRule(r); err != nil {
+				return fmt.Errorf("refusing to write chain %s: %w", c.Chain, err)
+			}
+		}
+	}
+	return nil
 }
 
 func chainCount(rs *ipt.Ruleset, t ipt.TableName) int {

@@ -88,6 +88,9 @@ func (b *Builder) Protocol(proto string) *Builder {
 
 // Comment adds "-m comment --comment TEXT", quoted as iptables-save quotes it.
 func (b *Builder) Comment(text string) *Builder {
+	if len(text) > CommentMaxLen {
+		text = text[:CommentMaxLen] // what the kernel keeps: see CommentMaxLen
+	}
 	b.matches = append(b.matches, " -m comment --comment "...)
 	b.matches = appendQuoted(b.matches, text)
 	return b

@@ -60,7 +60,20 @@ func Parse(data []byte, family nodetable.Family) (*Ruleset, error) {
 			line, text = text, ""
 		}
 		lineNo++
-		if err := parseLine(rs, &cur, line, lineNo); err != nil {
+		first := lineNo
+		// A quoted string may hold a newline: iptables-save prints a
+		// comment such as $'foreign\nrule' as it is, across two lines.
+		for inQuotes(line) && len(text) > 0 {
+			var more string
+			if i := strings.IndexByte(text, '\n'); i >= 0 {
+				more, text = text[:i], text[i+1:]
+			} else {
+				more, text = text, ""
+			}
+			line += "\n" + more
+			lineNo++
+		}
+		if err := parseLine(rs, &cur, line, first); err != nil {
 			return nil, err
 		}
 	}
@@ -128,6 +141,21 @@ func parseRule(t *Table, line string, perr func(string) error) error {
 	}
 	c.Rules = append(c.Rules, Rule(strings.TrimSpace(spec)))
 	return nil
+}
+
+// inQuotes reports whether a line ends inside a double-quoted string, as
+// iptables-save quotes them (a backslash escapes the next character).
+func inQuotes(line string) bool {
+	open := false
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && open:
+			i++
+		case line[i] == '"':
+			open = !open
+		}
+	}
+	return open
 }
 
 // stripCounters removes a leading "[packets:bytes] " that iptables-save -c writes.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -24,6 +25,8 @@ type ApplyOptions struct {
 	wait        bool
 	waitTimeout time.Duration
 	watch       watchFlags
+	// flags are the command's flags, for the checks of what was given.
+	flags *pflag.FlagSet
 }
 
 func newApplyCommand(c *common) *cobra.Command {
@@ -42,7 +45,7 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Example: `  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
   kubectl svcproxy apply -f snapshot.yaml --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
+		RunE: runE(o),
 	}
 	o.source.addFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags(), true)
@@ -53,19 +56,36 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	return cmd
 }
 
-// Run renders, locks, plans and applies.
-func (o *ApplyOptions) Run(cmd *cobra.Command) error {
-	if err := o.watch.validate(cmd.Flags(), "filename", "example", "dry-run", "wait"); err != nil {
+// Complete reads the config file and parses the settings, with the node's
+// sysctls: apply runs on the node.
+func (o *ApplyOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.flags = cmd.Flags()
+	return o.completeRender(cmd, &o.source, true)
+}
+
+// Validate checks the flags.
+func (o *ApplyOptions) Validate() error {
+	if err := o.watch.validate(o.flags, "filename", "example", "dry-run", "wait"); err != nil {
 		return err
 	}
-	if o.watch.enabled {
-		return o.runWatchMode(cmd)
+	if err := o.source.validate(); err != nil {
+		return err
 	}
-	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
+	if err := o.proxy.validateRender(kernelModes...); err != nil {
+		return err
+	}
+	return o.kernel.validate(o.proxy.settings.mode)
+}
+
+// Run renders, locks, plans and applies, once or (--watch) on every change.
+func (o *ApplyOptions) Run(ctx context.Context) error {
+	if o.watch.enabled {
+		return o.runWatchMode(ctx)
+	}
+	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
 	b, err := o.backend(ctx, &o.kernel, d.mode)
 	if err != nil {
 		return err
@@ -117,12 +137,8 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 // runWatchMode is apply --watch: the settings are checked and the kernel
 // backend opened once, then every sync renders the informers' snapshot and
 // applies it.
-func (o *ApplyOptions) runWatchMode(cmd *cobra.Command) error {
-	settings, err := o.renderSettings(cmd, &o.source, kernelModes...)
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
+func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
+	settings := &o.proxy.settings
 	b, err := o.backend(ctx, &o.kernel, settings.mode)
 	if err != nil {
 		return err

@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"fmt"
-	"slices"
+	"context"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +14,23 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
+// renderSettings are what one render needs, parsed from the flags by
+// ProxyFlags' Complete and checked by its Validate; a long-running command
+// renders many snapshots with the same settings.
+type renderSettings struct {
+	mode      Mode
+	families  []nodetable.Family
+	cluster   cluster.Config
+	cfg       render.Config
+	ipvs      render.IPVSOptions
+	userspace render.UserspaceOptions
+	// onNode is set for the commands that run on the node (plan, apply,
+	// proxy): they read the node's sysctls once and its interface
+	// addresses at every render, as kube-proxy does. render stays a
+	// function of its inputs.
+	onNode bool
+}
+
 // desired is the rendered state of every selected family.
 type desired struct {
 	mode      Mode
@@ -25,74 +41,37 @@ type desired struct {
 	ipvs      []*ipvs.Ruleset
 	userspace []*userspace.Ruleset
 	cfg       render.Config
-	// userspaceOpts are the userspace mode's proxy-port range and address.
-	userspaceOpts render.UserspaceOptions
-	// onNode is set for the commands that run on the node (plan, apply,
-	// reset, proxy): they read the node's interface addresses and sysctls,
-	// as kube-proxy does. render stays a function of its inputs.
-	onNode bool
 }
 
-// renderDesired loads the cluster state and renders the selected mode;
-// modes lists the modes the calling command supports.
-func (c *common) renderDesired(cmd *cobra.Command, src *sourceFlags, modes ...Mode) (*desired, error) {
-	settings, err := c.renderSettings(cmd, src, modes...)
-	if err != nil {
-		return nil, err
+// completeRender is the Complete of the commands that render: the config
+// file first (the command line wins over it), then the example's node name
+// (the config file's wins over it), then the settings parsed.
+func (c *common) completeRender(cmd *cobra.Command, src *sourceFlags, onNode bool) error {
+	if err := c.proxy.Complete(cmd); err != nil {
+		return err
 	}
-	snap, err := c.load(cmd.Context(), src)
-	if err != nil {
-		return nil, err
-	}
-	return c.renderSnapshot(settings, snap)
-}
-
-// renderSettings validates the flags and returns the mode, families and
-// render settings, with nothing rendered yet.
-func (c *common) renderSettings(cmd *cobra.Command, src *sourceFlags, modes ...Mode) (*desired, error) {
 	src.complete(cmd, c.proxy)
-	if err := src.validate(); err != nil {
-		return nil, err
-	}
-	mode, err := c.proxy.mode()
+	return c.proxy.completeSettings(onNode)
+}
+
+// renderDesired loads the cluster state and renders it.
+func (c *common) renderDesired(ctx context.Context, src *sourceFlags, s *renderSettings) (*desired, error) {
+	snap, err := c.load(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(modes, mode) {
-		return nil, fmt.Errorf("--mode %s: not implemented for %s", mode, cmd.Name())
-	}
-	d := &desired{mode: mode}
-	if d.families, err = c.proxy.families(); err != nil {
-		return nil, err
-	}
-	if d.cfg, err = c.proxy.RenderConfig(); err != nil {
-		return nil, err
-	}
-	if mode == ModeIPVS {
-		if err := (render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}).Validate(); err != nil {
-			return nil, fmt.Errorf("--ipvs-scheduler: %w", err)
-		}
-	}
-	if d.userspaceOpts, err = c.proxy.userspaceOptions(); err != nil {
-		return nil, err
-	}
-	if cmd.Name() != "render" {
-		d.onNode = true
-		readNodeSysctls(&d.cfg)
-	}
-	return d, nil
+	return c.renderSnapshot(s, snap)
 }
 
-// renderSnapshot renders snap with the settings from renderSettings into a
-// new desired state.
-func (c *common) renderSnapshot(settings *desired, snap *cluster.Snapshot) (*desired, error) {
-	d := &desired{mode: settings.mode, families: settings.families, cfg: settings.cfg, userspaceOpts: settings.userspaceOpts, onNode: settings.onNode}
-	if d.onNode && len(d.cfg.HostAddresses) == 0 {
+// renderSnapshot renders snap with settings s into a new desired state.
+func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
+	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg}
+	if s.onNode && len(d.cfg.HostAddresses) == 0 {
 		// Read at every render: in watch mode addresses come and go.
 		d.cfg.HostAddresses = hostAddresses()
 	}
 	var err error
-	if d.tables, err = c.tables(snap); err != nil {
+	if d.tables, err = c.tables(snap, s.cluster); err != nil {
 		return nil, err
 	}
 	for _, f := range d.families {
@@ -103,9 +82,9 @@ func (c *common) renderSnapshot(settings *desired, snap *cluster.Snapshot) (*des
 		case ModeNFTables:
 			d.nftables = append(d.nftables, render.NFTables(table, d.cfg))
 		case ModeIPVS:
-			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, render.IPVSOptions{Scheduler: c.proxy.IPVSScheduler}))
+			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
 		case ModeUserspace:
-			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, d.userspaceOpts))
+			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, s.userspace))
 		}
 	}
 	return d, nil

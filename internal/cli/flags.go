@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -47,6 +49,11 @@ type ProxyFlags struct {
 	ConfigFile         string
 	ProxyPortRange     string
 	BindAddress        string
+
+	// command names the command, for messages.
+	command string
+	// settings are the parsed flags: Complete fills them.
+	settings renderSettings
 }
 
 // NewProxyFlags returns the flags with kube-proxy's defaults.
@@ -86,19 +93,81 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.BindAddress, "bind-address", "", "userspace mode: the address the proxy listens on (default: all)")
 }
 
-// mode returns the validated mode.
-func (f *ProxyFlags) mode() (Mode, error) {
+// Complete reads the config file: it sets every flag that the command
+// line did not set.
+func (f *ProxyFlags) Complete(cmd *cobra.Command) error {
+	f.command = cmd.Name()
+	return f.applyConfigFile(cmd.Flags())
+}
+
+// completeMode parses --mode and --family.
+func (f *ProxyFlags) completeMode() error {
+	s := &f.settings
+	var err error
+	if s.mode, err = parseMode(f.Mode); err != nil {
+		return err
+	}
+	s.families, err = parseFamilies(f.Family)
+	return err
+}
+
+// completeSettings parses everything a render needs. onNode says that the
+// command runs on the node: the node's sysctls are read, as kube-proxy
+// reads them at startup.
+func (f *ProxyFlags) completeSettings(onNode bool) error {
+	if err := f.completeMode(); err != nil {
+		return err
+	}
+	s := &f.settings
+	var err error
+	if s.cluster, err = f.clusterConfig(); err != nil {
+		return err
+	}
+	if s.cfg, err = f.renderConfig(); err != nil {
+		return err
+	}
+	s.ipvs = render.IPVSOptions{Scheduler: f.IPVSScheduler}
+	if s.userspace, err = f.userspaceOptions(); err != nil {
+		return err
+	}
+	s.onNode = onNode
+	if onNode {
+		readNodeSysctls(&s.cfg)
+	}
+	return nil
+}
+
+// validateRender checks the settings completeSettings parsed; modes are the
+// modes the command implements.
+func (f *ProxyFlags) validateRender(modes ...Mode) error {
+	s := &f.settings
+	if !slices.Contains(modes, s.mode) {
+		return fmt.Errorf("--mode %s: not implemented for %s", s.mode, f.command)
+	}
+	if err := s.cfg.Validate(); err != nil {
+		return err
+	}
+	if s.mode == ModeIPVS {
+		if err := s.ipvs.Validate(); err != nil {
+			return fmt.Errorf("--ipvs-scheduler: %w", err)
+		}
+	}
+	return s.userspace.Validate()
+}
+
+// parseMode returns the mode named by --mode.
+func parseMode(name string) (Mode, error) {
 	for _, m := range allModes {
-		if string(m) == f.Mode {
+		if string(m) == name {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("--mode %q: must be one of iptables, nftables, ipvs, userspace", f.Mode)
+	return "", fmt.Errorf("--mode %q: must be one of iptables, nftables, ipvs, userspace", name)
 }
 
-// families returns the families selected by --family.
-func (f *ProxyFlags) families() ([]nodetable.Family, error) {
-	switch strings.ToLower(f.Family) {
+// parseFamilies returns the families selected by --family.
+func parseFamilies(family string) ([]nodetable.Family, error) {
+	switch strings.ToLower(family) {
 	case "all", "":
 		return []nodetable.Family{nodetable.IPv4, nodetable.IPv6}, nil
 	case "ipv4":
@@ -106,11 +175,11 @@ func (f *ProxyFlags) families() ([]nodetable.Family, error) {
 	case "ipv6":
 		return []nodetable.Family{nodetable.IPv6}, nil
 	}
-	return nil, fmt.Errorf("--family %q: must be all, ipv4 or ipv6", f.Family)
+	return nil, fmt.Errorf("--family %q: must be all, ipv4 or ipv6", family)
 }
 
-// ClusterConfig returns the settings for building the node-local tables.
-func (f *ProxyFlags) ClusterConfig() (cluster.Config, error) {
+// clusterConfig returns the settings for building the node-local tables.
+func (f *ProxyFlags) clusterConfig() (cluster.Config, error) {
 	cfg := cluster.Config{NodeName: f.NodeName}
 	if f.NodeName == "" {
 		return cfg, fmt.Errorf("--node-name is empty and the hostname is unknown")
@@ -127,8 +196,9 @@ func (f *ProxyFlags) ClusterConfig() (cluster.Config, error) {
 	return cfg, err
 }
 
-// RenderConfig returns the settings for the renderers.
-func (f *ProxyFlags) RenderConfig() (render.Config, error) {
+// renderConfig returns the settings for the renderers, unchecked:
+// validateRender checks them.
+func (f *ProxyFlags) renderConfig() (render.Config, error) {
 	cfg := render.DefaultConfig()
 	cfg.MasqueradeAll = f.MasqueradeAll
 	cfg.MasqueradeBit = f.MasqueradeBit
@@ -139,11 +209,8 @@ func (f *ProxyFlags) RenderConfig() (render.Config, error) {
 	cfg.InterfaceNamePrefix = f.InterfacePrefix
 	cfg.NFAcct = f.NFAcct
 	cidrs, err := parsePrefixes("--cluster-cidr", f.ClusterCIDRs)
-	if err != nil {
-		return cfg, err
-	}
 	cfg.ClusterCIDRs = cidrs
-	return cfg, cfg.Validate()
+	return cfg, err
 }
 
 func parsePrefixes(flag string, in []string) ([]netip.Prefix, error) {
@@ -158,7 +225,8 @@ func parsePrefixes(flag string, in []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// userspaceOptions returns the userspace mode's options from the flags.
+// userspaceOptions parses the userspace mode's options; validateRender
+// checks them.
 func (f *ProxyFlags) userspaceOptions() (render.UserspaceOptions, error) {
 	var o render.UserspaceOptions
 	if f.ProxyPortRange != "" {
@@ -174,9 +242,6 @@ func (f *ProxyFlags) userspaceOptions() (render.UserspaceOptions, error) {
 			return o, fmt.Errorf("--bind-address %q: not an IP address", f.BindAddress)
 		}
 		o.ListenIP = a
-	}
-	if err := o.Validate(); err != nil {
-		return o, err
 	}
 	return o, nil
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // kernelFlags are the options of the commands that read or change the
-// kernel: plan, apply and reset.
+// kernel: plan, apply, reset and proxy.
 type kernelFlags struct {
 	backend  string
 	lockFile string
@@ -37,6 +37,23 @@ func (k *kernelFlags) addFlags(fs *pflag.FlagSet, locking bool) {
 		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
 		fs.DurationVar(&k.lockWait, "lock-wait", 0, "how long to wait for another run to finish (0: fail at once)")
 	}
+}
+
+// validate checks the flags the mode uses, before anything reads the
+// kernel: nftables mode writes no iptables rules, and only ipvs mode has
+// excluded CIDRs.
+func (k *kernelFlags) validate(mode Mode) error {
+	if mode != ModeNFTables {
+		if _, err := applyipt.ParseBackend(k.backend); err != nil {
+			return err
+		}
+	}
+	if mode == ModeIPVS {
+		if _, err := k.excludeCIDRs(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // iptablesClient returns a client for the chosen or detected backend.

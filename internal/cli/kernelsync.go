@@ -18,11 +18,7 @@ func (k *kernelFlags) lock() (*lock.Lock, error) {
 // mode's portal rules go through here too). With dryRun it takes no lock
 // and prints the restore input instead, returning nil plans. beforeApply
 // runs just before writing.
-func (c *common) syncKernel(ctx context.Context, k *kernelFlags, desired []*ipt.Ruleset, dryRun bool, beforeApply func() error) (*applyipt.Client, []*applyipt.Plan, error) {
-	mode, err := c.proxy.mode()
-	if err != nil {
-		return nil, nil, err
-	}
+func (c *common) syncKernel(ctx context.Context, k *kernelFlags, mode Mode, desired []*ipt.Ruleset, dryRun bool, beforeApply func() error) (*applyipt.Client, []*applyipt.Plan, error) {
 	b, err := c.backend(ctx, k, mode)
 	if err != nil {
 		return nil, nil, err

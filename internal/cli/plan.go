@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -30,12 +31,7 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
   kubectl svcproxy plan --mode=nftables -f snapshot.yaml -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runE(o),
 	}
 	o.source.addFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags(), false)
@@ -43,17 +39,37 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 	return cmd
 }
 
+// Complete reads the config file and parses the settings, with the node's
+// sysctls: plan runs on the node.
+func (o *PlanOptions) Complete(cmd *cobra.Command, _ []string) error {
+	return o.completeRender(cmd, &o.source, true)
+}
+
+// Validate checks the flags.
+func (o *PlanOptions) Validate() error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if err := o.source.validate(); err != nil {
+		return err
+	}
+	if err := o.proxy.validateRender(kernelModes...); err != nil {
+		return err
+	}
+	return o.kernel.validate(o.proxy.settings.mode)
+}
+
 // Run renders, reads the kernel and prints the plan.
-func (o *PlanOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
+func (o *PlanOptions) Run(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
 	if err != nil {
 		return err
 	}
-	b, err := o.backend(cmd.Context(), &o.kernel, d.mode)
+	b, err := o.backend(ctx, &o.kernel, d.mode)
 	if err != nil {
 		return err
 	}
-	p, err := b.plan(cmd.Context(), d)
+	p, err := b.plan(ctx, d)
 	if err != nil {
 		return err
 	}

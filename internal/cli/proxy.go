@@ -64,7 +64,7 @@ Only --mode=userspace is supported, and it is the default here.`,
 		Example: `  kubectl svcproxy proxy --node-name=$(hostname) --family=ipv4
   kubectl svcproxy proxy -f snapshot.yaml --node-name=node1 --cleanup-on-exit -v 2`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
+		RunE: runE(o),
 	}
 	fs := cmd.Flags()
 	o.source.addFlags(fs)
@@ -83,14 +83,47 @@ Only --mode=userspace is supported, and it is the default here.`,
 	return cmd
 }
 
-// Run runs the proxy until SIGTERM or SIGINT.
-func (o *ProxyOptions) Run(cmd *cobra.Command) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	cmd.SetContext(ctx)
-	if err := o.validate(cmd); err != nil {
+// Complete reads the config file, makes userspace the mode unless another
+// was asked for, and parses the settings, with the node's sysctls: proxy
+// runs on the node.
+func (o *ProxyOptions) Complete(cmd *cobra.Command, _ []string) error {
+	if err := o.proxy.Complete(cmd); err != nil {
 		return err
 	}
+	if !cmd.Flags().Changed("mode") {
+		o.proxy.Mode = string(ModeUserspace)
+	}
+	o.source.complete(cmd, o.proxy)
+	return o.proxy.completeSettings(true)
+}
+
+// Validate checks the mode and the command's own flags, then the shared ones.
+func (o *ProxyOptions) Validate() error {
+	switch {
+	case o.proxy.Mode != string(ModeUserspace):
+		return fmt.Errorf("--mode %s: proxy runs only --mode=userspace", o.proxy.Mode)
+	case o.udpTimeout <= 0:
+		return fmt.Errorf("--udp-timeout %v: must be greater than 0", o.udpTimeout)
+	case o.syncPeriod <= 0:
+		return fmt.Errorf("--sync-period %v: must be greater than 0", o.syncPeriod)
+	case o.minSyncPeriod < 0 || o.minSyncPeriod > o.syncPeriod:
+		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", o.minSyncPeriod, o.syncPeriod)
+	case o.reloadInterval <= 0:
+		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
+	}
+	if err := o.source.validate(); err != nil {
+		return err
+	}
+	if err := o.proxy.validateRender(ModeUserspace); err != nil {
+		return err
+	}
+	return o.kernel.validate(ModeUserspace)
+}
+
+// Run runs the proxy until SIGTERM or SIGINT.
+func (o *ProxyOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
 	o.log = slog.New(slog.NewTextHandler(o.streams.ErrOut, &slog.HandlerOptions{Level: verbosityLevel(o.verbosity)}))
 	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
 	changes, err := o.changes(ctx)
@@ -111,38 +144,16 @@ func (o *ProxyOptions) Run(cmd *cobra.Command) error {
 
 	// The first load and sync must succeed; later ones keep the last
 	// good state when they fail.
-	if err := o.reload(cmd); err != nil {
+	if err := o.reload(ctx); err != nil {
 		return err
 	}
 	o.log.Info("userspace proxy running", "node", o.proxy.NodeName)
-	o.loop(cmd, changes)
+	o.loop(ctx, changes)
 
 	o.health.Stopping()
 	o.log.Info("stopping")
 	if o.cleanupOnExit {
 		o.cleanup()
-	}
-	return nil
-}
-
-// validate makes userspace the mode unless another was asked for, and
-// checks the command's own flags.
-func (o *ProxyOptions) validate(cmd *cobra.Command) error {
-	if o.proxy.Mode != string(ModeUserspace) {
-		if cmd.Flags().Changed("mode") {
-			return fmt.Errorf("--mode %s: proxy runs only --mode=userspace", o.proxy.Mode)
-		}
-		o.proxy.Mode = string(ModeUserspace)
-	}
-	switch {
-	case o.udpTimeout <= 0:
-		return fmt.Errorf("--udp-timeout %v: must be greater than 0", o.udpTimeout)
-	case o.syncPeriod <= 0:
-		return fmt.Errorf("--sync-period %v: must be greater than 0", o.syncPeriod)
-	case o.minSyncPeriod < 0 || o.minSyncPeriod > o.syncPeriod:
-		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", o.minSyncPeriod, o.syncPeriod)
-	case o.reloadInterval <= 0:
-		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
 	}
 	return nil
 }
@@ -183,9 +194,9 @@ func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
 // apply --watch: a failed reload is retried after a second, doubling up to
 // --sync-period, so a held lock or a bad snapshot neither spins nor waits
 // a full period after a blip.
-func (o *ProxyOptions) loop(cmd *cobra.Command, changes trigger.Signal) {
-	watch.RunBounded(cmd.Context(), changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
-		err := o.reload(cmd)
+func (o *ProxyOptions) loop(ctx context.Context, changes trigger.Signal) {
+	watch.RunBounded(ctx, changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
+		err := o.reload(ctx)
 		if err != nil {
 			o.log.Error("reload failed; keeping the last good state", "err", err)
 		}
@@ -196,8 +207,8 @@ func (o *ProxyOptions) loop(cmd *cobra.Command, changes trigger.Signal) {
 // reload loads and renders the state, then updates the proxy sockets and
 // applies the portal rules, in that order, so that a new portal never
 // points at a port nobody listens on yet.
-func (o *ProxyOptions) reload(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, ModeUserspace)
+func (o *ProxyOptions) reload(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
 	if err != nil {
 		o.proxier.Metrics().RecordSync(err)
 		return err
@@ -213,7 +224,7 @@ func (o *ProxyOptions) reload(cmd *cobra.Command) error {
 	if listenErr != nil {
 		o.log.Error("some proxy sockets could not be opened", "err", listenErr)
 	}
-	_, plans, err := o.syncKernel(cmd.Context(), &o.kernel, portals, false, nil)
+	_, plans, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, portals, false, nil)
 	if err != nil {
 		err = fmt.Errorf("apply the portal rules: %w", err)
 		o.proxier.Metrics().RecordSync(err)
@@ -232,7 +243,7 @@ func (o *ProxyOptions) reload(cmd *cobra.Command) error {
 	if !total.Empty() {
 		level = slog.LevelInfo
 	}
-	o.log.Log(cmd.Context(), level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
+	o.log.Log(ctx, level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
 	return nil
 }
 
@@ -252,7 +263,7 @@ func (o *ProxyOptions) cleanup() {
 	for _, f := range o.families {
 		empty = append(empty, diff.EmptyIPTables(f))
 	}
-	if _, _, err := o.syncKernel(ctx, &o.kernel, empty, false, nil); err != nil {
+	if _, _, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, empty, false, nil); err != nil {
 		o.log.Error("could not remove the portal rules", "err", err)
 		return
 	}

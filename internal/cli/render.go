@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,21 +39,33 @@ userspace mode);
   # Render a saved snapshot for node worker-1, IPv4 only
   kubectl get nodes,services,endpointslices -A -o yaml | kubectl svcproxy render -f - --node-name=worker-1 --family=ipv4`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runE(o),
 	}
 	o.source.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
 }
 
+// Complete reads the config file and parses the settings. render runs
+// anywhere: it reads nothing from the node it runs on.
+func (o *RenderOptions) Complete(cmd *cobra.Command, _ []string) error {
+	return o.completeRender(cmd, &o.source, false)
+}
+
+// Validate checks the flags.
+func (o *RenderOptions) Validate() error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if err := o.source.validate(); err != nil {
+		return err
+	}
+	return o.proxy.validateRender(allModes...)
+}
+
 // Run loads the cluster state, renders and prints.
-func (o *RenderOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, allModes...)
+func (o *RenderOptions) Run(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -46,6 +47,29 @@ type common struct {
 	warned sync.Map
 }
 
+// options is the shape of every command, as in kubectl's
+// sample-cli-plugin: Complete fills in what the flags imply (defaults from
+// the environment, the config file and the node name; strings parsed into
+// typed values), Validate checks the result, and Run does the work.
+type options interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the RunE of every command: Complete, Validate, Run.
+func runE(o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
+
 // NewRootCommand builds the kubectl-svcproxy command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	c := &common{
@@ -64,9 +88,6 @@ it, and diffs that against the kernel.
 Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return c.proxy.applyConfigFile(cmd.Flags())
-		},
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -28,13 +29,7 @@ as one v1 List, which render -f and plan -f read back unchanged.`,
 		Example: `  kubectl svcproxy snapshot --node-name=worker-1 -o cluster.yaml
   kubectl svcproxy render -f cluster.yaml --node-name=worker-1`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.source.complete(cmd, o.proxy)
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runE(o),
 	}
 	o.source.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "the file to write ('-' for stdout)")
@@ -42,14 +37,24 @@ as one v1 List, which render -f and plan -f read back unchanged.`,
 	return cmd
 }
 
-// Validate checks the flags.
-func (o *SnapshotOptions) Validate() error {
+// Complete reads the config file, defaults the node name for the example
+// and the format from the file name.
+func (o *SnapshotOptions) Complete(cmd *cobra.Command, _ []string) error {
+	if err := o.proxy.Complete(cmd); err != nil {
+		return err
+	}
+	o.source.complete(cmd, o.proxy)
 	if o.format == "" {
 		o.format = "yaml"
 		if strings.HasSuffix(o.out, ".json") {
 			o.format = "json"
 		}
 	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *SnapshotOptions) Validate() error {
 	if o.format != "yaml" && o.format != "json" {
 		return fmt.Errorf("--output %q: must be yaml or json", o.format)
 	}
@@ -57,8 +62,8 @@ func (o *SnapshotOptions) Validate() error {
 }
 
 // Run loads the state and writes it.
-func (o *SnapshotOptions) Run(cmd *cobra.Command) error {
-	snap, err := o.load(cmd.Context(), &o.source)
+func (o *SnapshotOptions) Run(ctx context.Context) error {
+	snap, err := o.load(ctx, &o.source)
 	if err != nil {
 		return err
 	}

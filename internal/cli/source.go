@@ -85,11 +85,7 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 }
 
 // tables builds the node-local service tables, printing warnings.
-func (c *common) tables(snap *cluster.Snapshot) (*nodetable.Tables, error) {
-	cfg, err := c.proxy.ClusterConfig()
-	if err != nil {
-		return nil, err
-	}
+func (c *common) tables(snap *cluster.Snapshot, cfg cluster.Config) (*nodetable.Tables, error) {
 	tables, warnings, err := cluster.Build(snap, cfg)
 	if err != nil {
 		return nil, err

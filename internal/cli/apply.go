@@ -17,7 +17,8 @@ import (
 // ApplyOptions are the options of `apply`.
 type ApplyOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	kernel kernelFlags
 	dryRun bool
 	// wait, in ipvs mode, waits up to waitTimeout for draining real
@@ -29,8 +30,16 @@ type ApplyOptions struct {
 	flags *pflag.FlagSet
 }
 
+// newApplyOptions returns apply's options: it runs on the node, takes the
+// lock, and works in every mode.
+func newApplyOptions(c *common) *ApplyOptions {
+	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true}}
+	o.proxy.onNode = true
+	return o
+}
+
 func newApplyCommand(c *common) *cobra.Command {
-	o := &ApplyOptions{common: c}
+	o := newApplyOptions(c)
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Change this node's kernel rules to match the cluster, changing only what differs",
@@ -47,8 +56,9 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
-	o.kernel.addFlags(cmd.Flags(), true)
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags())
 	o.watch.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
 	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
@@ -57,10 +67,10 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 }
 
 // Complete reads the config file and parses the settings, with the node's
-// sysctls: apply runs on the node.
+// sysctls.
 func (o *ApplyOptions) Complete(cmd *cobra.Command, _ []string) error {
 	o.flags = cmd.Flags()
-	return o.completeRender(cmd, &o.source, true)
+	return completeRender(cmd, &o.input, o.proxy)
 }
 
 // Validate checks the flags.
@@ -68,7 +78,7 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.watch.validate(o.flags, "filename", "example", "dry-run", "wait"); err != nil {
 		return err
 	}
-	if err := o.source.validate(); err != nil {
+	if err := o.input.validate(); err != nil {
 		return err
 	}
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
@@ -82,7 +92,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if o.watch.enabled {
 		return o.runWatchMode(ctx)
 	}
-	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
 	}
@@ -143,7 +153,7 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return o.runWatch(ctx, &o.watch, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+	return o.runWatch(ctx, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
 		d, err := o.renderSnapshot(settings, snap)
 		if err != nil {
 			return diff.Summary{}, err

@@ -46,17 +46,17 @@ type desired struct {
 // completeRender is the Complete of the commands that render: the config
 // file first (the command line wins over it), then the example's node name
 // (the config file's wins over it), then the settings parsed.
-func (c *common) completeRender(cmd *cobra.Command, src *sourceFlags, onNode bool) error {
-	if err := c.proxy.Complete(cmd); err != nil {
+func completeRender(cmd *cobra.Command, in *inputFlags, p *ProxyFlags) error {
+	if err := p.Complete(cmd); err != nil {
 		return err
 	}
-	src.complete(cmd, c.proxy)
-	return c.proxy.completeSettings(onNode)
+	in.complete(cmd, p)
+	return p.completeSettings()
 }
 
 // renderDesired loads the cluster state and renders it.
-func (c *common) renderDesired(ctx context.Context, src *sourceFlags, s *renderSettings) (*desired, error) {
-	snap, err := c.load(ctx, src)
+func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSettings) (*desired, error) {
+	snap, err := c.load(ctx, in, s.cluster.NodeName)
 	if err != nil {
 		return nil, err
 	}

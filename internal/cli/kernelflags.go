@@ -16,8 +16,17 @@ import (
 )
 
 // kernelFlags are the options of the commands that read or change the
-// kernel: plan, apply, reset and proxy.
+// kernel: plan, apply, reset and proxy. locking and ipvs, set by the
+// command, select the flags it takes beyond the iptables backend and the
+// state directory.
 type kernelFlags struct {
+	// locking: the command writes, under the run lock (--lock-file,
+	// --lock-wait); lockWait holds the command's default.
+	locking bool
+	// ipvs: the command works in ipvs mode (--ipvs-exclude-cidrs,
+	// --ipvs-strict-arp).
+	ipvs bool
+
 	backend  string
 	lockFile string
 	lockWait time.Duration
@@ -28,14 +37,16 @@ type kernelFlags struct {
 	ipvsStrictARP bool
 }
 
-func (k *kernelFlags) addFlags(fs *pflag.FlagSet, locking bool) {
+func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
 	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "where dumps of the nf_tables backend are cached, per network namespace (empty: no cache)")
-	fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
-	fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
-	if locking {
+	if k.ipvs {
+		fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
+		fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
+	}
+	if k.locking {
 		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
-		fs.DurationVar(&k.lockWait, "lock-wait", 0, "how long to wait for another run to finish (0: fail at once)")
+		fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, "how long to wait for another run to finish (0: fail at once)")
 	}
 }
 

@@ -13,13 +13,15 @@ import (
 // PlanOptions are the options of `plan`.
 type PlanOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	kernel kernelFlags
 	output string
 }
 
 func newPlanCommand(c *common) *cobra.Command {
-	o := &PlanOptions{common: c}
+	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true}}
+	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would change in this node's kernel",
@@ -33,16 +35,17 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
-	o.kernel.addFlags(cmd.Flags(), false)
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
 }
 
 // Complete reads the config file and parses the settings, with the node's
-// sysctls: plan runs on the node.
+// sysctls.
 func (o *PlanOptions) Complete(cmd *cobra.Command, _ []string) error {
-	return o.completeRender(cmd, &o.source, true)
+	return completeRender(cmd, &o.input, o.proxy)
 }
 
 // Validate checks the flags.
@@ -50,7 +53,7 @@ func (o *PlanOptions) Validate() error {
 	if err := validateOutput(o.output); err != nil {
 		return err
 	}
-	if err := o.source.validate(); err != nil {
+	if err := o.input.validate(); err != nil {
 		return err
 	}
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
@@ -61,7 +64,7 @@ func (o *PlanOptions) Validate() error {
 
 // Run renders, reads the kernel and prints the plan.
 func (o *PlanOptions) Run(ctx context.Context) error {
-	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
 	}
@@ -81,9 +84,6 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	}
 	return nil
 }
-
-// kernelModes are the modes plan, apply and reset support.
-var kernelModes = []Mode{ModeIPTables, ModeNFTables, ModeIPVS, ModeUserspace}
 
 // planReport is the data form of a plan.
 type planReport struct {

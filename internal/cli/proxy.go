@@ -27,7 +27,8 @@ import (
 // apply --watch for the sync periods.
 type ProxyOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	kernel kernelFlags
 
 	udpTimeout     time.Duration
@@ -47,7 +48,12 @@ type ProxyOptions struct {
 }
 
 func newProxyCommand(c *common) *cobra.Command {
-	o := &ProxyOptions{common: c}
+	// proxy runs only the userspace mode, on the node. A long-running
+	// proxy waits for a concurrent apply rather than fail.
+	o := &ProxyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts &^ ipvsPart),
+		kernel: kernelFlags{locking: true, lockWait: 5 * time.Second}}
+	o.proxy.Mode = string(ModeUserspace)
+	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Run the userspace-mode proxy: portal rules plus a TCP/UDP proxy per Service port",
@@ -67,11 +73,9 @@ Only --mode=userspace is supported, and it is the default here.`,
 		RunE: runE(o),
 	}
 	fs := cmd.Flags()
-	o.source.addFlags(fs)
-	o.kernel.addFlags(fs, true)
-	// A long-running proxy waits for a concurrent apply rather than fail.
-	o.kernel.lockWait = 5 * time.Second
-	fs.Lookup("lock-wait").DefValue = "5s"
+	o.input.addFlags(fs)
+	o.proxy.AddFlags(fs)
+	o.kernel.addFlags(fs)
 	fs.DurationVar(&o.udpTimeout, "udp-timeout", proxy.DefaultUDPIdleTimeout, "how long an idle UDP flow is kept open")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 30*time.Second, "the most time between two syncs: each reloads the state and re-applies the portal rules, changes or not (kube-proxy's --iptables-sync-period)")
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", time.Second, "the least time between two syncs; changes arriving meanwhile are batched into the next one (kube-proxy's --iptables-min-sync-period)")
@@ -83,18 +87,10 @@ Only --mode=userspace is supported, and it is the default here.`,
 	return cmd
 }
 
-// Complete reads the config file, makes userspace the mode unless another
-// was asked for, and parses the settings, with the node's sysctls: proxy
-// runs on the node.
+// Complete reads the config file and parses the settings, with the node's
+// sysctls.
 func (o *ProxyOptions) Complete(cmd *cobra.Command, _ []string) error {
-	if err := o.proxy.Complete(cmd); err != nil {
-		return err
-	}
-	if !cmd.Flags().Changed("mode") {
-		o.proxy.Mode = string(ModeUserspace)
-	}
-	o.source.complete(cmd, o.proxy)
-	return o.proxy.completeSettings(true)
+	return completeRender(cmd, &o.input, o.proxy)
 }
 
 // Validate checks the mode and the command's own flags, then the shared ones.
@@ -111,7 +107,7 @@ func (o *ProxyOptions) Validate() error {
 	case o.reloadInterval <= 0:
 		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
 	}
-	if err := o.source.validate(); err != nil {
+	if err := o.input.validate(); err != nil {
 		return err
 	}
 	if err := o.proxy.validateRender(ModeUserspace); err != nil {
@@ -173,12 +169,12 @@ func verbosityLevel(v int) slog.Level {
 // that no change is missed. The example and stdin never change.
 func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
 	switch {
-	case o.source.example || o.source.file == "-":
+	case o.input.example || o.input.file == "-":
 		return nil, nil
-	case o.source.file != "":
-		return trigger.File(ctx, o.source.file, o.reloadInterval, o.log), nil
+	case o.input.file != "":
+		return trigger.File(ctx, o.input.file, o.reloadInterval, o.log), nil
 	}
-	restConfig, err := o.configFlags.ToRESTConfig()
+	restConfig, err := o.input.conn.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
@@ -208,7 +204,7 @@ func (o *ProxyOptions) loop(ctx context.Context, changes trigger.Signal) {
 // applies the portal rules, in that order, so that a new portal never
 // points at a port nobody listens on yet.
 func (o *ProxyOptions) reload(ctx context.Context) error {
-	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		o.proxier.Metrics().RecordSync(err)
 		return err

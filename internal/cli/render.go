@@ -18,12 +18,15 @@ import (
 // RenderOptions are the options of `render`.
 type RenderOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	output string
 }
 
 func newRenderCommand(c *common) *cobra.Command {
-	o := &RenderOptions{common: c}
+	// render reads nothing from the node it runs on: it is a function of
+	// its inputs.
+	o := &RenderOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts)}
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Print the full desired ruleset for the node",
@@ -41,15 +44,15 @@ userspace mode);
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
 }
 
-// Complete reads the config file and parses the settings. render runs
-// anywhere: it reads nothing from the node it runs on.
+// Complete reads the config file and parses the settings.
 func (o *RenderOptions) Complete(cmd *cobra.Command, _ []string) error {
-	return o.completeRender(cmd, &o.source, false)
+	return completeRender(cmd, &o.input, o.proxy)
 }
 
 // Validate checks the flags.
@@ -57,7 +60,7 @@ func (o *RenderOptions) Validate() error {
 	if err := validateOutput(o.output); err != nil {
 		return err
 	}
-	if err := o.source.validate(); err != nil {
+	if err := o.input.validate(); err != nil {
 		return err
 	}
 	return o.proxy.validateRender(allModes...)
@@ -65,7 +68,7 @@ func (o *RenderOptions) Validate() error {
 
 // Run loads the cluster state, renders and prints.
 func (o *RenderOptions) Run(ctx context.Context) error {
-	d, err := o.renderDesired(ctx, &o.source, &o.proxy.settings)
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
 	}

@@ -10,12 +10,13 @@ import (
 // ResetOptions are the options of `reset`.
 type ResetOptions struct {
 	*common
+	proxy  *ProxyFlags
 	kernel kernelFlags
 	dryRun bool
 }
 
 func newResetCommand(c *common) *cobra.Command {
-	o := &ResetOptions{common: c}
+	o := &ResetOptions{common: c, proxy: NewProxyFlags(modePart), kernel: kernelFlags{locking: true, ipvs: true}}
 	cmd := &cobra.Command{
 		Use:     "reset",
 		Aliases: []string{"cleanup"},
@@ -29,7 +30,8 @@ kube-proxy shares.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	o.kernel.addFlags(cmd.Flags(), true)
+	o.proxy.AddFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel instead of sending it")
 	return cmd
 }

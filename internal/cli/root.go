@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -36,11 +35,10 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// common holds what every subcommand shares.
+// common holds what every subcommand shares. The flags are each
+// command's own: every command registers the groups it uses.
 type common struct {
-	streams     genericiooptions.IOStreams
-	configFlags *genericclioptions.ConfigFlags
-	proxy       *ProxyFlags
+	streams genericiooptions.IOStreams
 	// warned holds the render warnings already printed, so that a
 	// long-running command (apply --watch, proxy) reports a broken
 	// Service once rather than on every sync.
@@ -72,11 +70,7 @@ func runE(o options) func(*cobra.Command, []string) error {
 
 // NewRootCommand builds the kubectl-svcproxy command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	c := &common{
-		streams:     streams,
-		configFlags: genericclioptions.NewConfigFlags(true),
-		proxy:       NewProxyFlags(),
-	}
+	c := &common{streams: streams}
 	root := &cobra.Command{
 		Use:   "kubectl-svcproxy",
 		Short: "Render, plan and apply kube-proxy's node rules declaratively",
@@ -92,8 +86,6 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
-	c.configFlags.AddFlags(root.PersistentFlags())
-	c.proxy.AddFlags(root.PersistentFlags())
 	root.AddCommand(
 		newRenderCommand(c),
 		newPlanCommand(c),

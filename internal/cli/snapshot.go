@@ -14,13 +14,14 @@ import (
 // SnapshotOptions are the options of `snapshot`.
 type SnapshotOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	out    string
 	format string
 }
 
 func newSnapshotCommand(c *common) *cobra.Command {
-	o := &SnapshotOptions{common: c}
+	o := &SnapshotOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(nodePart)}
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Save the cluster state that rendering needs to a file",
@@ -31,7 +32,8 @@ as one v1 List, which render -f and plan -f read back unchanged.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "the file to write ('-' for stdout)")
 	cmd.Flags().StringVar(&o.format, "format", "", "file format: yaml or json (default: json for a .json file, else yaml)")
 	return cmd
@@ -43,7 +45,7 @@ func (o *SnapshotOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if err := o.proxy.Complete(cmd); err != nil {
 		return err
 	}
-	o.source.complete(cmd, o.proxy)
+	o.input.complete(cmd, o.proxy)
 	if o.format == "" {
 		o.format = "yaml"
 		if strings.HasSuffix(o.out, ".json") {
@@ -58,12 +60,12 @@ func (o *SnapshotOptions) Validate() error {
 	if o.format != "yaml" && o.format != "json" {
 		return fmt.Errorf("--output %q: must be yaml or json", o.format)
 	}
-	return o.source.validate()
+	return o.input.validate()
 }
 
 // Run loads the state and writes it.
 func (o *SnapshotOptions) Run(ctx context.Context) error {
-	snap, err := o.load(ctx, &o.source)
+	snap, err := o.load(ctx, &o.input, o.proxy.NodeName)
 	if err != nil {
 		return err
 	}

@@ -11,25 +11,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
 )
 
-// Mode is a proxy mode.
-type Mode string
-
-const (
-	ModeIPTables  Mode = "iptables"
-	ModeNFTables  Mode = "nftables"
-	ModeIPVS      Mode = "ipvs"
-	ModeUserspace Mode = "userspace"
-)
-
-var allModes = []Mode{ModeIPTables, ModeNFTables, ModeIPVS, ModeUserspace}
-
-// ProxyFlags are the node and proxy settings every command shares. Their
-// names follow kube-proxy's flags.
+// ProxyFlags are kube-proxy's node and proxy settings, named after its
+// flags. Each command registers the parts it uses.
 type ProxyFlags struct {
 	Mode               string
 	NodeName           string
@@ -50,17 +37,45 @@ type ProxyFlags struct {
 	ProxyPortRange     string
 	BindAddress        string
 
+	// parts are the flags the command registers; --config always.
+	parts proxyParts
+	// onNode is set by the commands that run on the node: they read its
+	// sysctls and interface addresses, as kube-proxy does.
+	onNode bool
 	// command names the command, for messages.
 	command string
 	// settings are the parsed flags: Complete fills them.
 	settings renderSettings
 }
 
-// NewProxyFlags returns the flags with kube-proxy's defaults.
-func NewProxyFlags() *ProxyFlags {
+// proxyParts select the parts of ProxyFlags a command registers.
+type proxyParts uint8
+
+const (
+	// nodePart is --node-name.
+	nodePart proxyParts = 1 << iota
+	// modePart is --mode and --family.
+	modePart
+	// settingsPart is what shapes the rules in every mode: the node's
+	// IPs, the pod and Service ranges, masquerading, NodePort addresses,
+	// how pod traffic is recognised, nfacct.
+	settingsPart
+	// ipvsPart is the ipvs mode's --ipvs-scheduler.
+	ipvsPart
+	// userspacePart is the userspace mode's --proxy-port-range and
+	// --bind-address.
+	userspacePart
+
+	// allParts are the flags of the commands that render in every mode.
+	allParts = nodePart | modePart | settingsPart | ipvsPart | userspacePart
+)
+
+// NewProxyFlags returns the parts of the flags, with kube-proxy's defaults.
+func NewProxyFlags(parts proxyParts) *ProxyFlags {
 	host, _ := os.Hostname()
 	def := render.DefaultConfig()
 	return &ProxyFlags{
+		parts:              parts,
 		Mode:               string(ModeIPTables),
 		NodeName:           strings.ToLower(host),
 		MasqueradeBit:      def.MasqueradeBit,
@@ -71,10 +86,30 @@ func NewProxyFlags() *ProxyFlags {
 	}
 }
 
-// AddFlags registers the flags on fs.
+// AddFlags registers the command's parts of the flags on fs.
 func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Mode, "mode", f.Mode, "proxy mode: iptables, nftables, ipvs or userspace")
-	fs.StringVar(&f.NodeName, "node-name", f.NodeName, "the node to render for (default: the hostname)")
+	if f.parts&modePart != 0 {
+		fs.StringVar(&f.Mode, "mode", f.Mode, "proxy mode: iptables, nftables, ipvs or userspace")
+		fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
+	}
+	if f.parts&nodePart != 0 {
+		fs.StringVar(&f.NodeName, "node-name", f.NodeName, "the node to render for (default: the hostname)")
+	}
+	if f.parts&settingsPart != 0 {
+		f.addSettingsFlags(fs)
+	}
+	if f.parts&ipvsPart != 0 {
+		fs.StringVar(&f.IPVSScheduler, "ipvs-scheduler", f.IPVSScheduler, "the IPVS scheduler (ipvs mode)")
+	}
+	if f.parts&userspacePart != 0 {
+		fs.StringVar(&f.ProxyPortRange, "proxy-port-range", "", "userspace mode: the range of proxy ports, a-b or a+n (default 20000-29999)")
+		fs.StringVar(&f.BindAddress, "bind-address", "", "userspace mode: the address the proxy listens on (default: all)")
+	}
+	fs.StringVar(&f.ConfigFile, "config", "", "a kube-proxy KubeProxyConfiguration file; flags given on the command line win over it")
+}
+
+// addSettingsFlags registers the flags that shape the rules in every mode.
+func (f *ProxyFlags) addSettingsFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.NodeIPs, "node-ip", f.NodeIPs, "the node's primary IPs, one per family (default: from the Node object)")
 	fs.StringSliceVar(&f.ClusterCIDRs, "cluster-cidr", f.ClusterCIDRs, "the pod ranges, one per family; traffic from outside them is masqueraded")
 	fs.StringSliceVar(&f.ServiceCIDRs, "service-cidr", f.ServiceCIDRs, "the Service ranges (default: from ServiceCIDR objects)")
@@ -85,12 +120,7 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.DetectLocalMode, "detect-local-mode", f.DetectLocalMode, "how pod traffic is recognised: ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix")
 	fs.StringVar(&f.BridgeInterface, "pod-bridge-interface", f.BridgeInterface, "the pod bridge, with --detect-local-mode=BridgeInterface")
 	fs.StringVar(&f.InterfacePrefix, "pod-interface-name-prefix", f.InterfacePrefix, "the pod interface prefix, with --detect-local-mode=InterfaceNamePrefix")
-	fs.StringVar(&f.IPVSScheduler, "ipvs-scheduler", f.IPVSScheduler, "the IPVS scheduler (ipvs mode)")
 	fs.BoolVar(&f.NFAcct, "nfacct", f.NFAcct, "add kube-proxy's nfacct metric matches (needs the nfacct objects in the kernel)")
-	fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
-	fs.StringVar(&f.ConfigFile, "config", "", "a kube-proxy KubeProxyConfiguration file; flags given on the command line win over it")
-	fs.StringVar(&f.ProxyPortRange, "proxy-port-range", "", "userspace mode: the range of proxy ports, a-b or a+n (default 20000-29999)")
-	fs.StringVar(&f.BindAddress, "bind-address", "", "userspace mode: the address the proxy listens on (default: all)")
 }
 
 // Complete reads the config file: it sets every flag that the command
@@ -111,10 +141,9 @@ func (f *ProxyFlags) completeMode() error {
 	return err
 }
 
-// completeSettings parses everything a render needs. onNode says that the
-// command runs on the node: the node's sysctls are read, as kube-proxy
-// reads them at startup.
-func (f *ProxyFlags) completeSettings(onNode bool) error {
+// completeSettings parses everything a render needs. A command that runs
+// on the node reads the node's sysctls, as kube-proxy does at startup.
+func (f *ProxyFlags) completeSettings() error {
 	if err := f.completeMode(); err != nil {
 		return err
 	}
@@ -130,8 +159,8 @@ func (f *ProxyFlags) completeSettings(onNode bool) error {
 	if s.userspace, err = f.userspaceOptions(); err != nil {
 		return err
 	}
-	s.onNode = onNode
-	if onNode {
+	s.onNode = f.onNode
+	if f.onNode {
 		readNodeSysctls(&s.cfg)
 	}
 	return nil
@@ -153,29 +182,6 @@ func (f *ProxyFlags) validateRender(modes ...Mode) error {
 		}
 	}
 	return s.userspace.Validate()
-}
-
-// parseMode returns the mode named by --mode.
-func parseMode(name string) (Mode, error) {
-	for _, m := range allModes {
-		if string(m) == name {
-			return m, nil
-		}
-	}
-	return "", fmt.Errorf("--mode %q: must be one of iptables, nftables, ipvs, userspace", name)
-}
-
-// parseFamilies returns the families selected by --family.
-func parseFamilies(family string) ([]nodetable.Family, error) {
-	switch strings.ToLower(family) {
-	case "all", "":
-		return []nodetable.Family{nodetable.IPv4, nodetable.IPv6}, nil
-	case "ipv4":
-		return []nodetable.Family{nodetable.IPv4}, nil
-	case "ipv6":
-		return []nodetable.Family{nodetable.IPv6}, nil
-	}
-	return nil, fmt.Errorf("--family %q: must be all, ipv4 or ipv6", family)
 }
 
 // clusterConfig returns the settings for building the node-local tables.

@@ -44,6 +44,10 @@ type ProxyFlags struct {
 	onNode bool
 	// command names the command, for messages.
 	command string
+	// flags are the command's flags, to tell which were given.
+	flags *pflag.FlagSet
+	// fromConfig are the flags the config file set.
+	fromConfig map[string]bool
 	// settings are the parsed flags: Complete fills them.
 	settings renderSettings
 }
@@ -127,6 +131,7 @@ func (f *ProxyFlags) addSettingsFlags(fs *pflag.FlagSet) {
 // line did not set.
 func (f *ProxyFlags) Complete(cmd *cobra.Command) error {
 	f.command = cmd.Name()
+	f.flags = cmd.Flags()
 	return f.applyConfigFile(cmd.Flags())
 }
 
@@ -156,8 +161,10 @@ func (f *ProxyFlags) completeSettings() error {
 		return err
 	}
 	s.ipvs = render.IPVSOptions{Scheduler: f.IPVSScheduler}
-	if s.userspace, err = f.userspaceOptions(); err != nil {
-		return err
+	if s.mode == ModeUserspace {
+		if s.userspace, err = f.userspaceOptions(); err != nil {
+			return err
+		}
 	}
 	s.onNode = f.onNode
 	if f.onNode {
@@ -173,6 +180,9 @@ func (f *ProxyFlags) validateRender(modes ...Mode) error {
 	if !slices.Contains(modes, s.mode) {
 		return fmt.Errorf("--mode %s: not implemented for %s", s.mode, f.command)
 	}
+	if err := f.validateModeFlags(); err != nil {
+		return err
+	}
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
@@ -182,6 +192,11 @@ func (f *ProxyFlags) validateRender(modes ...Mode) error {
 		}
 	}
 	return s.userspace.Validate()
+}
+
+// validateModeFlags refuses the flags of another mode than --mode.
+func (f *ProxyFlags) validateModeFlags() error {
+	return checkModeFlags(f.flags, f.settings.mode, f.fromConfig)
 }
 
 // clusterConfig returns the settings for building the node-local tables.

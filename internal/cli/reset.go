@@ -46,6 +46,9 @@ func (o *ResetOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *ResetOptions) Validate() error {
+	if err := o.proxy.validateModeFlags(); err != nil {
+		return err
+	}
 	return o.kernel.validate(o.proxy.settings.mode)
 }
 

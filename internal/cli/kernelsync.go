@@ -9,6 +9,7 @@ import (
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
+// lock takes the run lock that keeps two writers from interleaving.
 func (k *kernelFlags) lock() (*lock.Lock, error) {
 	return lock.Acquire(k.lockFile, k.lockWait)
 }

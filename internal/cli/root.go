@@ -1,6 +1,8 @@
 // Package cli is the command-line layer of kubectl-svcproxy: one file per
-// subcommand, each an Options struct with Complete, Validate and Run. It is
-// the only package that imports cobra and cli-runtime.
+// subcommand, each an Options struct with Complete, Validate and Run, which
+// runE calls in turn. The flag groups the commands share (inputFlags,
+// ProxyFlags, kernelFlags, watchFlags) are registered only by the commands
+// that use them. It is the only package that imports cobra and cli-runtime.
 package cli
 
 import (

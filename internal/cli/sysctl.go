@@ -9,8 +9,9 @@ import (
 
 // readNodeSysctls fills in what kube-proxy reads from the node's sysctls
 // at startup: with nf_conntrack_tcp_be_liberal set, it installs no rule that
-// drops conntrack-INVALID packets. Only plan and apply, which run on the
-// node, call it; render stays a function of its inputs.
+// drops conntrack-INVALID packets. Only the commands that run on the node
+// (ProxyFlags.onNode: plan, apply, proxy) call it; render stays a function
+// of its inputs.
 func readNodeSysctls(cfg *render.Config) {
 	if v, err := os.ReadFile("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal"); err == nil && len(v) > 0 && v[0] != '0' {
 		cfg.ConntrackTCPBeLiberal = true

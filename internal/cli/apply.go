@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -16,7 +17,8 @@ import (
 // ApplyOptions are the options of `apply`.
 type ApplyOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	kernel kernelFlags
 	dryRun bool
 	// wait, in ipvs mode, waits up to waitTimeout for draining real
@@ -24,10 +26,20 @@ type ApplyOptions struct {
 	wait        bool
 	waitTimeout time.Duration
 	watch       watchFlags
+	// flags are the command's flags, for the checks of what was given.
+	flags *pflag.FlagSet
+}
+
+// newApplyOptions returns apply's options: it runs on the node, takes the
+// lock, and works in every mode.
+func newApplyOptions(c *common) *ApplyOptions {
+	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true}}
+	o.proxy.onNode = true
+	return o
 }
 
 func newApplyCommand(c *common) *cobra.Command {
-	o := &ApplyOptions{common: c}
+	o := newApplyOptions(c)
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Change this node's kernel rules to match the cluster, changing only what differs",
@@ -42,10 +54,11 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Example: `  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
   kubectl svcproxy apply -f snapshot.yaml --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
+		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
-	o.kernel.addFlags(cmd.Flags(), true)
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags())
 	o.watch.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
 	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
@@ -53,19 +66,36 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	return cmd
 }
 
-// Run renders, locks, plans and applies.
-func (o *ApplyOptions) Run(cmd *cobra.Command) error {
-	if err := o.watch.validate(cmd.Flags(), "filename", "example", "dry-run", "wait"); err != nil {
+// Complete reads the config file and parses the settings, with the node's
+// sysctls.
+func (o *ApplyOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.flags = cmd.Flags()
+	return completeRender(cmd, &o.input, o.proxy)
+}
+
+// Validate checks the flags.
+func (o *ApplyOptions) Validate() error {
+	if err := o.watch.validate(o.flags, "filename", "example", "dry-run", "wait"); err != nil {
 		return err
 	}
-	if o.watch.enabled {
-		return o.runWatchMode(cmd)
+	if err := o.input.validate(); err != nil {
+		return err
 	}
-	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
+	if err := o.proxy.validateRender(kernelModes...); err != nil {
+		return err
+	}
+	return o.kernel.validate(o.proxy.settings.mode)
+}
+
+// Run renders, locks, plans and applies, once or (--watch) on every change.
+func (o *ApplyOptions) Run(ctx context.Context) error {
+	if o.watch.enabled {
+		return o.runWatchMode(ctx)
+	}
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
 	b, err := o.backend(ctx, &o.kernel, d.mode)
 	if err != nil {
 		return err
@@ -117,17 +147,13 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 // runWatchMode is apply --watch: the settings are checked and the kernel
 // backend opened once, then every sync renders the informers' snapshot and
 // applies it.
-func (o *ApplyOptions) runWatchMode(cmd *cobra.Command) error {
-	settings, err := o.renderSettings(cmd, &o.source, kernelModes...)
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
+func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
+	settings := &o.proxy.settings
 	b, err := o.backend(ctx, &o.kernel, settings.mode)
 	if err != nil {
 		return err
 	}
-	return o.runWatch(ctx, &o.watch, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+	return o.runWatch(ctx, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
 		d, err := o.renderSnapshot(settings, snap)
 		if err != nil {
 			return diff.Summary{}, err

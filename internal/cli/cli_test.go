@@ -208,15 +208,15 @@ nftables:
 	if code != 0 || !strings.Contains(out, "meta mark set meta mark | 0x00000400") {
 		t.Errorf("nftables.masqueradeBit not applied (exit %d, %s):\n%s", code, stderr, out)
 	}
+	// apply reads the file in Complete; --watch with --example then fails
+	// Validate, before anything is contacted.
 	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	cmd.SetArgs([]string{"apply", "--watch", "--example", "--config", cfg, "--min-sync-period=3s"})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--watch cannot be used with --example") {
+		t.Fatalf("apply --watch --example: %v", err)
+	}
 	apply, _, err := cmd.Find([]string{"apply"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := apply.ParseFlags([]string{"--config", cfg, "--min-sync-period=3s"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.PersistentPreRunE(apply, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := apply.Flags().Lookup("sync-period").Value.String(); got != "20s" {

@@ -97,21 +97,52 @@ func firstPeriods(section, top syncPeriods) syncPeriods {
 
 // applyConfigFile reads a KubeProxyConfiguration file and sets every flag
 // that the command line did not set explicitly: flags win over the file.
+// It records the flags it set in fromConfig.
 func (f *ProxyFlags) applyConfigFile(fs *pflag.FlagSet) error {
 	if f.ConfigFile == "" {
 		return nil
 	}
-	data, err := os.ReadFile(f.ConfigFile)
+	c, err := readConfigFile(f.ConfigFile)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return err
+	}
+	mode := c.Mode
+	if fs.Changed("mode") || mode == "" {
+		mode = f.Mode
+	}
+	f.fromConfig = map[string]bool{}
+	for name, value := range c.flagValues(mode) {
+		// Commands without a flag (render has no --sync-period) skip it.
+		if value == "" || fs.Changed(name) || fs.Lookup(name) == nil {
+			continue
+		}
+		if err := setFromConfig(fs, name, value); err != nil {
+			return fmt.Errorf("--config %s: %s: %w", f.ConfigFile, name, err)
+		}
+		f.fromConfig[name] = true
+	}
+	return nil
+}
+
+// readConfigFile reads and decodes a KubeProxyConfiguration file.
+func readConfigFile(path string) (*kubeProxyConfiguration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	var c kubeProxyConfiguration
 	if err := yaml.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("--config %s: %w", f.ConfigFile, err)
+		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
 	if c.Kind != "" && c.Kind != "KubeProxyConfiguration" {
-		return fmt.Errorf("--config %s: kind %q, want KubeProxyConfiguration", f.ConfigFile, c.Kind)
+		return nil, fmt.Errorf("--config %s: kind %q, want KubeProxyConfiguration", path, c.Kind)
 	}
+	return &c, nil
+}
+
+// flagValues returns the file's settings as flag values ("" for unset),
+// with mode's own section.
+func (c *kubeProxyConfiguration) flagValues(mode string) map[string]string {
 	masqAll := c.Linux.MasqueradeAll
 	if masqAll == nil {
 		masqAll = c.IPTables.MasqueradeAll
@@ -137,10 +168,6 @@ func (f *ProxyFlags) applyConfigFile(fs *pflag.FlagSet) error {
 	if c.IPTables.LocalhostNodePorts != nil {
 		set["iptables-localhost-nodeports"] = strconv.FormatBool(*c.IPTables.LocalhostNodePorts)
 	}
-	mode := c.Mode
-	if fs.Changed("mode") || mode == "" {
-		mode = f.Mode
-	}
 	// The mode's own section wins: kube-proxy's nftables mode reads
 	// nftables.masqueradeBit, not iptables.masqueradeBit.
 	for name, value := range c.modeSettings(mode) {
@@ -148,16 +175,7 @@ func (f *ProxyFlags) applyConfigFile(fs *pflag.FlagSet) error {
 			set[name] = value
 		}
 	}
-	for name, value := range set {
-		// Commands without a flag (render has no --sync-period) skip it.
-		if value == "" || fs.Changed(name) || fs.Lookup(name) == nil {
-			continue
-		}
-		if err := setFromConfig(fs, name, value); err != nil {
-			return fmt.Errorf("--config %s: %s: %w", f.ConfigFile, name, err)
-		}
-	}
-	return nil
+	return set
 }
 
 // setFromConfig sets a flag to a value from the config file. The

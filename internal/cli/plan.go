@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -12,13 +13,15 @@ import (
 // PlanOptions are the options of `plan`.
 type PlanOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	kernel kernelFlags
 	output string
 }
 
 func newPlanCommand(c *common) *cobra.Command {
-	o := &PlanOptions{common: c}
+	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true}}
+	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would change in this node's kernel",
@@ -30,30 +33,46 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
   kubectl svcproxy plan --mode=nftables -f snapshot.yaml -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
-	o.kernel.addFlags(cmd.Flags(), false)
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
 }
 
+// Complete reads the config file and parses the settings, with the node's
+// sysctls.
+func (o *PlanOptions) Complete(cmd *cobra.Command, _ []string) error {
+	return completeRender(cmd, &o.input, o.proxy)
+}
+
+// Validate checks the flags.
+func (o *PlanOptions) Validate() error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if err := o.input.validate(); err != nil {
+		return err
+	}
+	if err := o.proxy.validateRender(kernelModes...); err != nil {
+		return err
+	}
+	return o.kernel.validate(o.proxy.settings.mode)
+}
+
 // Run renders, reads the kernel and prints the plan.
-func (o *PlanOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, kernelModes...)
+func (o *PlanOptions) Run(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
 	}
-	b, err := o.backend(cmd.Context(), &o.kernel, d.mode)
+	b, err := o.backend(ctx, &o.kernel, d.mode)
 	if err != nil {
 		return err
 	}
-	p, err := b.plan(cmd.Context(), d)
+	p, err := b.plan(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -65,9 +84,6 @@ func (o *PlanOptions) Run(cmd *cobra.Command) error {
 	}
 	return nil
 }
-
-// kernelModes are the modes plan, apply and reset support.
-var kernelModes = []Mode{ModeIPTables, ModeNFTables, ModeIPVS, ModeUserspace}
 
 // planReport is the data form of a plan.
 type planReport struct {

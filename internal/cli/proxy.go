@@ -27,7 +27,8 @@ import (
 // apply --watch for the sync periods.
 type ProxyOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	kernel kernelFlags
 
 	udpTimeout     time.Duration
@@ -47,7 +48,12 @@ type ProxyOptions struct {
 }
 
 func newProxyCommand(c *common) *cobra.Command {
-	o := &ProxyOptions{common: c}
+	// proxy runs only the userspace mode, on the node. A long-running
+	// proxy waits for a concurrent apply rather than fail.
+	o := &ProxyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts &^ ipvsPart),
+		kernel: kernelFlags{locking: true, lockWait: 5 * time.Second}}
+	o.proxy.Mode = string(ModeUserspace)
+	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Run the userspace-mode proxy: portal rules plus a TCP/UDP proxy per Service port",
@@ -64,14 +70,12 @@ Only --mode=userspace is supported, and it is the default here.`,
 		Example: `  kubectl svcproxy proxy --node-name=$(hostname) --family=ipv4
   kubectl svcproxy proxy -f snapshot.yaml --node-name=node1 --cleanup-on-exit -v 2`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
+		RunE: runE(o),
 	}
 	fs := cmd.Flags()
-	o.source.addFlags(fs)
-	o.kernel.addFlags(fs, true)
-	// A long-running proxy waits for a concurrent apply rather than fail.
-	o.kernel.lockWait = 5 * time.Second
-	fs.Lookup("lock-wait").DefValue = "5s"
+	o.input.addFlags(fs)
+	o.proxy.AddFlags(fs)
+	o.kernel.addFlags(fs)
 	fs.DurationVar(&o.udpTimeout, "udp-timeout", proxy.DefaultUDPIdleTimeout, "how long an idle UDP flow is kept open")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 30*time.Second, "the most time between two syncs: each reloads the state and re-applies the portal rules, changes or not (kube-proxy's --iptables-sync-period)")
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", time.Second, "the least time between two syncs; changes arriving meanwhile are batched into the next one (kube-proxy's --iptables-min-sync-period)")
@@ -83,14 +87,39 @@ Only --mode=userspace is supported, and it is the default here.`,
 	return cmd
 }
 
-// Run runs the proxy until SIGTERM or SIGINT.
-func (o *ProxyOptions) Run(cmd *cobra.Command) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	cmd.SetContext(ctx)
-	if err := o.validate(cmd); err != nil {
+// Complete reads the config file and parses the settings, with the node's
+// sysctls.
+func (o *ProxyOptions) Complete(cmd *cobra.Command, _ []string) error {
+	return completeRender(cmd, &o.input, o.proxy)
+}
+
+// Validate checks the mode and the command's own flags, then the shared ones.
+func (o *ProxyOptions) Validate() error {
+	switch {
+	case o.proxy.Mode != string(ModeUserspace):
+		return fmt.Errorf("--mode %s: proxy runs only --mode=userspace", o.proxy.Mode)
+	case o.udpTimeout <= 0:
+		return fmt.Errorf("--udp-timeout %v: must be greater than 0", o.udpTimeout)
+	case o.syncPeriod <= 0:
+		return fmt.Errorf("--sync-period %v: must be greater than 0", o.syncPeriod)
+	case o.minSyncPeriod < 0 || o.minSyncPeriod > o.syncPeriod:
+		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", o.minSyncPeriod, o.syncPeriod)
+	case o.reloadInterval <= 0:
+		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
+	}
+	if err := o.input.validate(); err != nil {
 		return err
 	}
+	if err := o.proxy.validateRender(ModeUserspace); err != nil {
+		return err
+	}
+	return o.kernel.validate(ModeUserspace)
+}
+
+// Run runs the proxy until SIGTERM or SIGINT.
+func (o *ProxyOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
 	o.log = slog.New(slog.NewTextHandler(o.streams.ErrOut, &slog.HandlerOptions{Level: verbosityLevel(o.verbosity)}))
 	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
 	changes, err := o.changes(ctx)
@@ -111,38 +140,16 @@ func (o *ProxyOptions) Run(cmd *cobra.Command) error {
 
 	// The first load and sync must succeed; later ones keep the last
 	// good state when they fail.
-	if err := o.reload(cmd); err != nil {
+	if err := o.reload(ctx); err != nil {
 		return err
 	}
 	o.log.Info("userspace proxy running", "node", o.proxy.NodeName)
-	o.loop(cmd, changes)
+	o.loop(ctx, changes)
 
 	o.health.Stopping()
 	o.log.Info("stopping")
 	if o.cleanupOnExit {
 		o.cleanup()
-	}
-	return nil
-}
-
-// validate makes userspace the mode unless another was asked for, and
-// checks the command's own flags.
-func (o *ProxyOptions) validate(cmd *cobra.Command) error {
-	if o.proxy.Mode != string(ModeUserspace) {
-		if cmd.Flags().Changed("mode") {
-			return fmt.Errorf("--mode %s: proxy runs only --mode=userspace", o.proxy.Mode)
-		}
-		o.proxy.Mode = string(ModeUserspace)
-	}
-	switch {
-	case o.udpTimeout <= 0:
-		return fmt.Errorf("--udp-timeout %v: must be greater than 0", o.udpTimeout)
-	case o.syncPeriod <= 0:
-		return fmt.Errorf("--sync-period %v: must be greater than 0", o.syncPeriod)
-	case o.minSyncPeriod < 0 || o.minSyncPeriod > o.syncPeriod:
-		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", o.minSyncPeriod, o.syncPeriod)
-	case o.reloadInterval <= 0:
-		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
 	}
 	return nil
 }
@@ -162,12 +169,12 @@ func verbosityLevel(v int) slog.Level {
 // that no change is missed. The example and stdin never change.
 func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
 	switch {
-	case o.source.example || o.source.file == "-":
+	case o.input.example || o.input.file == "-":
 		return nil, nil
-	case o.source.file != "":
-		return trigger.File(ctx, o.source.file, o.reloadInterval, o.log), nil
+	case o.input.file != "":
+		return trigger.File(ctx, o.input.file, o.reloadInterval, o.log), nil
 	}
-	restConfig, err := o.configFlags.ToRESTConfig()
+	restConfig, err := o.input.conn.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
@@ -183,9 +190,9 @@ func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
 // apply --watch: a failed reload is retried after a second, doubling up to
 // --sync-period, so a held lock or a bad snapshot neither spins nor waits
 // a full period after a blip.
-func (o *ProxyOptions) loop(cmd *cobra.Command, changes trigger.Signal) {
-	watch.RunBounded(cmd.Context(), changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
-		err := o.reload(cmd)
+func (o *ProxyOptions) loop(ctx context.Context, changes trigger.Signal) {
+	watch.RunBounded(ctx, changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
+		err := o.reload(ctx)
 		if err != nil {
 			o.log.Error("reload failed; keeping the last good state", "err", err)
 		}
@@ -196,8 +203,8 @@ func (o *ProxyOptions) loop(cmd *cobra.Command, changes trigger.Signal) {
 // reload loads and renders the state, then updates the proxy sockets and
 // applies the portal rules, in that order, so that a new portal never
 // points at a port nobody listens on yet.
-func (o *ProxyOptions) reload(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, ModeUserspace)
+func (o *ProxyOptions) reload(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		o.proxier.Metrics().RecordSync(err)
 		return err
@@ -213,7 +220,7 @@ func (o *ProxyOptions) reload(cmd *cobra.Command) error {
 	if listenErr != nil {
 		o.log.Error("some proxy sockets could not be opened", "err", listenErr)
 	}
-	_, plans, err := o.syncKernel(cmd.Context(), &o.kernel, portals, false, nil)
+	_, plans, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, portals, false, nil)
 	if err != nil {
 		err = fmt.Errorf("apply the portal rules: %w", err)
 		o.proxier.Metrics().RecordSync(err)
@@ -232,7 +239,7 @@ func (o *ProxyOptions) reload(cmd *cobra.Command) error {
 	if !total.Empty() {
 		level = slog.LevelInfo
 	}
-	o.log.Log(cmd.Context(), level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
+	o.log.Log(ctx, level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
 	return nil
 }
 
@@ -252,7 +259,7 @@ func (o *ProxyOptions) cleanup() {
 	for _, f := range o.families {
 		empty = append(empty, diff.EmptyIPTables(f))
 	}
-	if _, _, err := o.syncKernel(ctx, &o.kernel, empty, false, nil); err != nil {
+	if _, _, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, empty, false, nil); err != nil {
 		o.log.Error("could not remove the portal rules", "err", err)
 		return
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,12 +18,15 @@ import (
 // RenderOptions are the options of `render`.
 type RenderOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	output string
 }
 
 func newRenderCommand(c *common) *cobra.Command {
-	o := &RenderOptions{common: c}
+	// render reads nothing from the node it runs on: it is a function of
+	// its inputs.
+	o := &RenderOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts)}
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Print the full desired ruleset for the node",
@@ -38,21 +42,33 @@ userspace mode);
   # Render a saved snapshot for node worker-1, IPv4 only
   kubectl get nodes,services,endpointslices -A -o yaml | kubectl svcproxy render -f - --node-name=worker-1 --family=ipv4`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateOutput(o.output); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
 }
 
+// Complete reads the config file and parses the settings.
+func (o *RenderOptions) Complete(cmd *cobra.Command, _ []string) error {
+	return completeRender(cmd, &o.input, o.proxy)
+}
+
+// Validate checks the flags.
+func (o *RenderOptions) Validate() error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if err := o.input.validate(); err != nil {
+		return err
+	}
+	return o.proxy.validateRender(allModes...)
+}
+
 // Run loads the cluster state, renders and prints.
-func (o *RenderOptions) Run(cmd *cobra.Command) error {
-	d, err := o.renderDesired(cmd, &o.source, allModes...)
+func (o *RenderOptions) Run(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,12 +10,13 @@ import (
 // ResetOptions are the options of `reset`.
 type ResetOptions struct {
 	*common
+	proxy  *ProxyFlags
 	kernel kernelFlags
 	dryRun bool
 }
 
 func newResetCommand(c *common) *cobra.Command {
-	o := &ResetOptions{common: c}
+	o := &ResetOptions{common: c, proxy: NewProxyFlags(modePart), kernel: kernelFlags{locking: true, ipvs: true}}
 	cmd := &cobra.Command{
 		Use:     "reset",
 		Aliases: []string{"cleanup"},
@@ -26,25 +28,34 @@ servers, ipsets, the kube-ipvs0 interface and the helper chains. Foreign
 rules stay as they were; so does kubelet's KUBE-FIREWALL chain, which
 kube-proxy shares.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd) },
+		RunE: runE(o),
 	}
-	o.kernel.addFlags(cmd.Flags(), true)
+	o.proxy.AddFlags(cmd.Flags())
+	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel instead of sending it")
 	return cmd
 }
 
+// Complete reads the config file and parses the mode and families.
+func (o *ResetOptions) Complete(cmd *cobra.Command, _ []string) error {
+	if err := o.proxy.Complete(cmd); err != nil {
+		return err
+	}
+	return o.proxy.completeMode()
+}
+
+// Validate checks the flags.
+func (o *ResetOptions) Validate() error {
+	if err := o.proxy.validateModeFlags(); err != nil {
+		return err
+	}
+	return o.kernel.validate(o.proxy.settings.mode)
+}
+
 // Run removes the owned rules of every selected family.
-func (o *ResetOptions) Run(cmd *cobra.Command) error {
-	mode, err := o.proxy.mode()
-	if err != nil {
-		return err
-	}
-	families, err := o.proxy.families()
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
-	b, err := o.backend(ctx, &o.kernel, mode)
+func (o *ResetOptions) Run(ctx context.Context) error {
+	families := o.proxy.settings.families
+	b, err := o.backend(ctx, &o.kernel, o.proxy.settings.mode)
 	if err != nil {
 		return err
 	}

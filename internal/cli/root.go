@@ -1,15 +1,17 @@
 // Package cli is the command-line layer of kubectl-svcproxy: one file per
-// subcommand, each an Options struct with Complete, Validate and Run. It is
-// the only package that imports cobra and cli-runtime.
+// subcommand, each an Options struct with Complete, Validate and Run, which
+// runE calls in turn. The flag groups the commands share (inputFlags,
+// ProxyFlags, kernelFlags, watchFlags) are registered only by the commands
+// that use them. It is the only package that imports cobra and cli-runtime.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -35,24 +37,42 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// common holds what every subcommand shares.
+// common holds what every subcommand shares. The flags are each
+// command's own: every command registers the groups it uses.
 type common struct {
-	streams     genericiooptions.IOStreams
-	configFlags *genericclioptions.ConfigFlags
-	proxy       *ProxyFlags
+	streams genericiooptions.IOStreams
 	// warned holds the render warnings already printed, so that a
 	// long-running command (apply --watch, proxy) reports a broken
 	// Service once rather than on every sync.
 	warned sync.Map
 }
 
+// options is the shape of every command, as in kubectl's
+// sample-cli-plugin: Complete fills in what the flags imply (defaults from
+// the environment, the config file and the node name; strings parsed into
+// typed values), Validate checks the result, and Run does the work.
+type options interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the RunE of every command: Complete, Validate, Run.
+func runE(o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
+
 // NewRootCommand builds the kubectl-svcproxy command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	c := &common{
-		streams:     streams,
-		configFlags: genericclioptions.NewConfigFlags(true),
-		proxy:       NewProxyFlags(),
-	}
+	c := &common{streams: streams}
 	root := &cobra.Command{
 		Use:   "kubectl-svcproxy",
 		Short: "Render, plan and apply kube-proxy's node rules declaratively",
@@ -64,15 +84,10 @@ it, and diffs that against the kernel.
 Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return c.proxy.applyConfigFile(cmd.Flags())
-		},
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
-	c.configFlags.AddFlags(root.PersistentFlags())
-	c.proxy.AddFlags(root.PersistentFlags())
 	root.AddCommand(
 		newRenderCommand(c),
 		newPlanCommand(c),

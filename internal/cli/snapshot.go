@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,13 +14,14 @@ import (
 // SnapshotOptions are the options of `snapshot`.
 type SnapshotOptions struct {
 	*common
-	source sourceFlags
+	input  inputFlags
+	proxy  *ProxyFlags
 	out    string
 	format string
 }
 
 func newSnapshotCommand(c *common) *cobra.Command {
-	o := &SnapshotOptions{common: c}
+	o := &SnapshotOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(nodePart)}
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Save the cluster state that rendering needs to a file",
@@ -28,37 +30,42 @@ as one v1 List, which render -f and plan -f read back unchanged.`,
 		Example: `  kubectl svcproxy snapshot --node-name=worker-1 -o cluster.yaml
   kubectl svcproxy render -f cluster.yaml --node-name=worker-1`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.source.complete(cmd, o.proxy)
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runE(o),
 	}
-	o.source.addFlags(cmd.Flags())
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "the file to write ('-' for stdout)")
 	cmd.Flags().StringVar(&o.format, "format", "", "file format: yaml or json (default: json for a .json file, else yaml)")
 	return cmd
 }
 
-// Validate checks the flags.
-func (o *SnapshotOptions) Validate() error {
+// Complete reads the config file, defaults the node name for the example
+// and the format from the file name.
+func (o *SnapshotOptions) Complete(cmd *cobra.Command, _ []string) error {
+	if err := o.proxy.Complete(cmd); err != nil {
+		return err
+	}
+	o.input.complete(cmd, o.proxy)
 	if o.format == "" {
 		o.format = "yaml"
 		if strings.HasSuffix(o.out, ".json") {
 			o.format = "json"
 		}
 	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *SnapshotOptions) Validate() error {
 	if o.format != "yaml" && o.format != "json" {
 		return fmt.Errorf("--output %q: must be yaml or json", o.format)
 	}
-	return o.source.validate()
+	return o.input.validate()
 }
 
 // Run loads the state and writes it.
-func (o *SnapshotOptions) Run(cmd *cobra.Command) error {
-	snap, err := o.load(cmd.Context(), &o.source)
+func (o *SnapshotOptions) Run(ctx context.Context) error {
+	snap, err := o.load(ctx, &o.input, o.proxy.NodeName)
 	if err != nil {
 		return err
 	}

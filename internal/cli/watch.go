@@ -65,24 +65,25 @@ func (w *watchFlags) validate(fs *pflag.FlagSet, conflicts ...string) error {
 // retried. It returns an error only for what waiting cannot fix: invalid
 // flags, an address already in use, rejected credentials, a missing
 // permission or Node. An unreachable API server is waited for.
-func (c *common) runWatch(ctx context.Context, w *watchFlags, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
-	restConfig, err := c.configFlags.ToRESTConfig()
+func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
+	w := &o.watch
+	restConfig, err := o.input.conn.ToRESTConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	restConfig.UserAgent = "kubectl-svcproxy/" + version + " (watch)"
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logf := timestampLogger(c.streams.ErrOut)
-	logf("watching %s for node %q", restConfig.Host, c.proxy.NodeName)
+	logf := timestampLogger(o.streams.ErrOut)
+	logf("watching %s for node %q", restConfig.Host, o.proxy.NodeName)
 	err = watch.Run(ctx, watch.Config{
 		RESTConfig:    restConfig,
-		NodeName:      c.proxy.NodeName,
+		NodeName:      o.proxy.NodeName,
 		MinSyncPeriod: w.minSyncPeriod,
 		SyncPeriod:    w.syncPeriod,
 		MetricsAddr:   w.metricsAddr,
 		HealthzAddr:   w.healthzAddr,
-		ProxyMode:     c.proxy.Mode,
+		ProxyMode:     o.proxy.Mode,
 		Sync:          sync,
 		Logf:          logf,
 	})

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -68,16 +67,17 @@ func TestREADMEDocumentsWatchFlags(t *testing.T) {
 // TestWatchRejectsBadPeriods checks runWatch's validation, which fails
 // before anything is contacted or served.
 func TestWatchRejectsBadPeriods(t *testing.T) {
-	c := &common{streams: genericiooptions.NewTestIOStreamsDiscard(), configFlags: genericclioptions.NewConfigFlags(true), proxy: NewProxyFlags()}
+	o := newApplyOptions(&common{streams: genericiooptions.NewTestIOStreamsDiscard()})
 	kubeconfig := t.TempDir() + "/kubeconfig"
 	os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600)
-	c.configFlags.KubeConfig = &kubeconfig
+	o.input.conn.KubeConfig = &kubeconfig
 	sync := func(context.Context, *cluster.Snapshot) (diff.Summary, error) { return diff.Summary{}, nil }
 	for _, w := range []watchFlags{
 		{enabled: true, minSyncPeriod: time.Minute, syncPeriod: time.Second},
 		{enabled: true, syncPeriod: 0},
 	} {
-		err := c.runWatch(t.Context(), &w, sync)
+		o.watch = w
+		err := o.runWatch(t.Context(), sync)
 		if err == nil || !strings.Contains(err.Error(), "sync-period") {
 			t.Errorf("%+v: %v, want an error about the periods", w, err)
 		}

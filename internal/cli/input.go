@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -17,19 +18,26 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
-// sourceFlags choose where the cluster state comes from: a file, the
-// embedded example, or (by default) the API server.
-type sourceFlags struct {
+// inputFlags choose where the cluster state comes from: a snapshot file,
+// the embedded example, or (by default) the API server that kubectl's
+// connection flags (--kubeconfig, --context, --server, ...) reach.
+type inputFlags struct {
+	conn    *genericclioptions.ConfigFlags
 	file    string
 	example bool
 }
 
-func (s *sourceFlags) addFlags(fs *pflag.FlagSet) {
+func newInputFlags() inputFlags {
+	return inputFlags{conn: genericclioptions.NewConfigFlags(true)}
+}
+
+func (s *inputFlags) addFlags(fs *pflag.FlagSet) {
+	s.conn.AddFlags(fs)
 	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
 	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+examples.NodeName+")")
 }
 
-func (s *sourceFlags) validate() error {
+func (s *inputFlags) validate() error {
 	if s.file != "" && s.example {
 		return fmt.Errorf("--filename and --example cannot be used together")
 	}
@@ -37,14 +45,15 @@ func (s *sourceFlags) validate() error {
 }
 
 // complete defaults --node-name to the example's node when --example is used.
-func (s *sourceFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
+func (s *inputFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
 	if s.example && !cmd.Flags().Changed("node-name") {
 		p.NodeName = examples.NodeName
 	}
 }
 
-// load returns the snapshot from the chosen source, printing its warnings.
-func (c *common) load(ctx context.Context, s *sourceFlags) (*cluster.Snapshot, error) {
+// load returns the snapshot of node from the chosen source, printing its
+// warnings.
+func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster.Snapshot, error) {
 	var snap *cluster.Snapshot
 	var err error
 	switch {
@@ -53,7 +62,7 @@ func (c *common) load(ctx context.Context, s *sourceFlags) (*cluster.Snapshot, e
 	case s.file != "":
 		snap, err = cluster.LoadFile(s.file, c.streams.In)
 	default:
-		snap, err = c.fromAPI(ctx)
+		snap, err = c.fromAPI(ctx, s.conn, node)
 	}
 	if err != nil {
 		return nil, err
@@ -64,8 +73,8 @@ func (c *common) load(ctx context.Context, s *sourceFlags) (*cluster.Snapshot, e
 	return snap, nil
 }
 
-func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
-	restConfig, err := c.configFlags.ToRESTConfig()
+func (c *common) fromAPI(ctx context.Context, conn *genericclioptions.ConfigFlags, node string) (*cluster.Snapshot, error) {
+	restConfig, err := conn.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
@@ -73,7 +82,7 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	snap, err := fromapi.Snapshot(ctx, client, c.proxy.NodeName)
+	snap, err := fromapi.Snapshot(ctx, client, node)
 	var netErr net.Error
 	switch {
 	case errors.As(err, &netErr):
@@ -85,11 +94,7 @@ func (c *common) fromAPI(ctx context.Context) (*cluster.Snapshot, error) {
 }
 
 // tables builds the node-local service tables, printing warnings.
-func (c *common) tables(snap *cluster.Snapshot) (*nodetable.Tables, error) {
-	cfg, err := c.proxy.ClusterConfig()
-	if err != nil {
-		return nil, err
-	}
+func (c *common) tables(snap *cluster.Snapshot, cfg cluster.Config) (*nodetable.Tables, error) {
 	tables, warnings, err := cluster.Build(snap, cfg)
 	if err != nil {
 		return nil, err

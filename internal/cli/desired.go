@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
+)
+
+// renderSettings are what one render needs, parsed from the flags by
+// ProxyFlags' Complete and checked by its Validate; a long-running command
+// renders many snapshots with the same settings.
+type renderSettings struct {
+	mode      Mode
+	families  []nodetable.Family
+	cluster   cluster.Config
+	cfg       render.Config
+	ipvs      render.IPVSOptions
+	userspace render.UserspaceOptions
+	// onNode is set for the commands that run on the node (plan, apply,
+	// proxy): they read the node's sysctls once and its interface
+	// addresses at every render, as kube-proxy does. render stays a
+	// function of its inputs.
+	onNode bool
+}
+
+// desired is the rendered state of every selected family.
+type desired struct {
+	mode      Mode
+	tables    *nodetable.Tables
+	families  []nodetable.Family
+	iptables  []*ipt.Ruleset
+	nftables  []*nft.Ruleset
+	ipvs      []*ipvs.Ruleset
+	userspace []*userspace.Ruleset
+	cfg       render.Config
+}
+
+// completeRender is the Complete of the commands that render: the config
+// file first (the command line wins over it), then the example's node name
+// (the config file's wins over it), then the settings parsed.
+func completeRender(cmd *cobra.Command, in *inputFlags, p *ProxyFlags) error {
+	if err := p.Complete(cmd); err != nil {
+		return err
+	}
+	in.complete(cmd, p)
+	return p.completeSettings()
+}
+
+// renderDesired loads the cluster state and renders it.
+func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSettings) (*desired, error) {
+	snap, err := c.load(ctx, in, s.cluster.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	return c.renderSnapshot(s, snap)
+}
+
+// renderSnapshot renders snap with settings s into a new desired state.
+func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
+	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg}
+	if s.onNode && len(d.cfg.HostAddresses) == 0 {
+		// Read at every render: in watch mode addresses come and go.
+		d.cfg.HostAddresses = hostAddresses()
+	}
+	var err error
+	if d.tables, err = c.tables(snap, s.cluster); err != nil {
+		return nil, err
+	}
+	for _, f := range d.families {
+		table := d.tables.ForFamily(f)
+		switch d.mode {
+		case ModeIPTables:
+			d.iptables = append(d.iptables, render.IPTables(table, d.cfg))
+		case ModeNFTables:
+			d.nftables = append(d.nftables, render.NFTables(table, d.cfg))
+		case ModeIPVS:
+			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
+		case ModeUserspace:
+			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, s.userspace))
+		}
+	}
+	return d, nil
+}

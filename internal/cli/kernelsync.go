@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// lock takes the run lock that keeps two writers from interleaving.
+func (k *kernelFlags) lock() (*lock.Lock, error) {
+	return lock.Acquire(k.lockFile, k.lockWait)
+}
+
+// syncKernel plans desired iptables rules against the kernel and applies
+// them under the run lock, as the selected mode owns them (the userspace
+// mode's portal rules go through here too). With dryRun it takes no lock
+// and prints the restore input instead, returning nil plans. beforeApply
+// runs just before writing.
+func (c *common) syncKernel(ctx context.Context, k *kernelFlags, mode Mode, desired []*ipt.Ruleset, dryRun bool, beforeApply func() error) (*applyipt.Client, []*applyipt.Plan, error) {
+	b, err := c.backend(ctx, k, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	ib, ok := b.(*iptablesBackend)
+	if !ok {
+		return nil, nil, fmt.Errorf("--mode %s does not write iptables rules this way", mode)
+	}
+	p, err := c.sync(ctx, k, b, func() (kernelPlan, error) { return ib.planRulesets(ctx, desired) }, dryRun, beforeApply)
+	if err != nil || dryRun {
+		return ib.client, nil, err
+	}
+	return ib.client, p.(*iptablesPlan).plans, nil
+}
+
+// sync makes a plan and applies it under the run lock. With dryRun it takes
+// no lock, prints what apply would send to the kernel, and returns the plan
+// unapplied. beforeApply runs just before writing.
+func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan func() (kernelPlan, error), dryRun bool, beforeApply func() error) (kernelPlan, error) {
+	if !dryRun {
+		l, err := k.lock()
+		if err != nil {
+			return nil, err
+		}
+		defer l.Release()
+	}
+	p, err := plan()
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return p, b.dryRun(c.streams.Out, p)
+	}
+	if beforeApply != nil {
+		if err := beforeApply(); err != nil {
+			return nil, err
+		}
+	}
+	if p.empty() {
+		return p, nil
+	}
+	return p, b.apply(ctx, p)
+}

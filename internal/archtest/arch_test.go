@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -87,4 +88,60 @@ func TestStagesDoNotImportRender(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The import list in docs/ARCHITECTURE.md is the code's: every non-test
+// package of the module but test support, with exactly its imports of the
+// module's packages.
+func TestArchitectureDocMatchesImports(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```imports\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/ARCHITECTURE.md has no ```imports block")
+	}
+	documented := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		from, to, _ := strings.Cut(line, "->")
+		documented[strings.TrimSpace(from)] = strings.Join(strings.Fields(to), " ")
+	}
+	actual := map[string]string{}
+	for name, p := range listPackages(t) {
+		if !strings.HasPrefix(p.ImportPath, module) || testSupport(name) {
+			continue
+		}
+		var own []string
+		for _, imp := range p.Imports {
+			if rest, ok := strings.CutPrefix(imp, module); ok {
+				own = append(own, rest)
+			}
+		}
+		slices.Sort(own)
+		actual[name] = strings.Join(own, " ")
+	}
+	for name, imports := range actual {
+		if got, ok := documented[name]; !ok {
+			t.Errorf("docs/ARCHITECTURE.md does not list package %s (imports: %s)", name, imports)
+		} else if got != imports {
+			t.Errorf("docs/ARCHITECTURE.md: %s -> %s, but the code imports %s", name, got, imports)
+		}
+	}
+	for name := range documented {
+		if _, ok := actual[name]; !ok {
+			t.Errorf("docs/ARCHITECTURE.md lists %s, which is not a package of the module", name)
+		}
+	}
+}
+
+// testSupport reports whether a package exists only for the tests.
+func testSupport(name string) bool {
+	switch name {
+	case "internal/netlab", "internal/traffic", "internal/vmtest", "internal/testcluster", "internal/conformance",
+		"internal/e2e/ipvs", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv":
+		return true
+	}
+	return false
 }

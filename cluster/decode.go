@@ -87,6 +87,10 @@ func (l location) wrap(err error) error {
 // namespace are put in "default", as kubectl would. When an object appears
 // twice, the later one wins, with a warning.
 func Decode(name string, data []byte) (*Snapshot, error) {
+	data, err := utf8Text(data)
+	if err != nil {
+		return nil, &DecodeError{File: name, Err: err}
+	}
 	docs := splitDocuments(data)
 	d := &decoder{
 		file:    name,

@@ -444,3 +444,50 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A snapshot saved by Windows PowerShell 5 ("kubectl get ... > file") is
+// UTF-16 with a byte-order mark; it must read as the same snapshot, never
+// as an empty one. Text without a mark must be UTF-8.
+func TestDecodeByteOrderMarks(t *testing.T) {
+	plain := "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: ns}\nspec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}\n---\n" +
+		"apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: ns}\nspec: {clusterIP: 10.96.0.2, ports: [{port: 80}]}\n"
+	want := names(mustDecode(t, plain))
+	utf16 := func(bigEndian bool) []byte {
+		var out []byte
+		if bigEndian {
+			out = []byte{0xFE, 0xFF}
+		} else {
+			out = []byte{0xFF, 0xFE}
+		}
+		for _, r := range plain { // ASCII only
+			if bigEndian {
+				out = append(out, 0, byte(r))
+			} else {
+				out = append(out, byte(r), 0)
+			}
+		}
+		return out
+	}
+	for name, data := range map[string][]byte{
+		"utf-16le": utf16(false),
+		"utf-16be": utf16(true),
+		"utf-8 bom": append([]byte{0xEF, 0xBB, 0xBF}, plain...),
+	} {
+		s, err := Decode(name, data)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if diff := cmp.Diff(want, names(s)); diff != "" {
+			t.Errorf("%s: objects (-want +got):\n%s", name, diff)
+		}
+	}
+	for name, data := range map[string][]byte{
+		"utf-16 without a mark": utf16(false)[2:],
+		"latin-1":               []byte("apiVersion: v1\nkind: Service\nmetadata: {name: caf\xe9}\n"),
+	} {
+		if _, err := Decode(name, data); err == nil {
+			t.Errorf("%s: decoded without an error", name)
+		}
+	}
+}

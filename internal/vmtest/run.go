@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // Run builds the test binary of package pkg (a path as `go test` takes it;
@@ -72,10 +74,7 @@ func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...stri
 // unavailable skips t, or fails it under CI, where the VM must run.
 func unavailable(t *testing.T, reason string) {
 	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("vmtest: cannot boot the VM in CI: %s", reason)
-	}
-	t.Skipf("vmtest: cannot boot the VM here: %s", reason)
+	testenv.SkipOrFail(t, "vmtest: cannot boot the VM here: "+reason)
 }
 
 // BuildTest compiles the test binary of pkg statically (CGO_ENABLED=0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: unit, golden, and the kernel tests that build throwaway
-# network namespaces (they need root and skip with a reason without it).
+# network namespaces (they need root and skip with a reason without it;
+# under CI=true a missing prerequisite fails instead, see internal/testenv).
 # Also runs each benchmark once so that they keep compiling and working.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,28 +2,23 @@ package render_test
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
-// requireRoot skips kernel tests where they cannot run.
+// requireRoot skips kernel tests where they cannot run, or fails them
+// under CI.
 func requireRoot(t *testing.T, tools ...string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create a network namespace (CI runs it as root)")
-	}
-	for _, tool := range append([]string{"unshare"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("kernel test: %s not installed (hack/install-deps.sh installs it)", tool)
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, append([]string{"unshare"}, tools...)...)
 }
 
 // kernelRoundTrip loads text with iptables-restore into a fresh network

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
@@ -77,12 +76,8 @@ func load(t *testing.T, lab *netlab.Lab, tbl *nodetable.ServiceTable) {
 // the flow on the removed pod until CleanStaleUDP deletes it; then the next
 // datagram is load-balanced to the remaining endpoint.
 func TestStaleUDPFlowIsCut(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create network namespaces")
-	}
-	if _, err := exec.LookPath("iptables-nft-restore"); err != nil {
-		t.Skip("kernel test: iptables-nft-restore not installed")
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "iptables-nft-restore")
 	lab := netlab.New(t)
 	for name, ip := range map[string]string{"old": "10.244.0.11", "new": "10.244.1.12"} {
 		if err := lab.AddPod(name, netip.MustParseAddr(ip)).ServeUDP(5353); err != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -21,9 +21,7 @@ func benchConfig() render.Config {
 }
 
 func benchClient(b *testing.B, backend applyipt.Backend) (*applyipt.Client, *recordingExec) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root for a network namespace")
-	}
+	testenv.RequireRoot(b)
 	lab := netlab.New(b)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
 	return &applyipt.Client{Exec: rec, Backend: backend, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: b.TempDir(), Generation: generation(lab.Node())}, rec

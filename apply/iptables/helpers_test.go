@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -50,14 +49,12 @@ func (e *recordingExec) Run(ctx context.Context, stdin []byte, name string, args
 	return e.inner.Run(ctx, stdin, name, args...)
 }
 
+// requireKernel skips (under CI fails) a test that cannot create network
+// namespaces or lacks backend b's iptables-restore.
 func requireKernel(t *testing.T, b applyipt.Backend) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
-	}
-	if _, err := exec.LookPath("iptables-" + string(b) + "-restore"); err != nil {
-		t.Skipf("kernel test: iptables-%s-restore not installed (hack/install-deps.sh installs it)", b)
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "iptables-"+string(b)+"-restore")
 }
 
 // node is a lab plus a client for the lab's node namespace.

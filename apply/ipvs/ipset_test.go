@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
@@ -65,9 +65,7 @@ func saveLines(sets []*ipvs.Set) []string {
 
 func ipsetLab(t *testing.T) (*NetlinkKernel, netlab.NS) {
 	t.Helper()
-	if _, err := exec.LookPath("ipset"); err != nil {
-		t.Skip("needs the ipset tool to check what netlink wrote")
-	}
+	testenv.RequireTools(t, "ipset") // to check what netlink wrote
 	lab := netlab.New(t)
 	k, err := openNetlink("/run/netns/" + lab.Node().Name())
 	if err != nil {

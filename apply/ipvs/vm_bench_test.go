@@ -18,6 +18,9 @@ import (
 // TestBenchInVM runs BenchmarkIPVSApply inside the VM (TCG, one vCPU, so
 // the figures are relative). It is opt-in: VMTEST_BENCH=1.
 func TestBenchInVM(t *testing.T) {
+	// Plain skips, also under CI: the benchmark is opt-in, and inside the
+	// VM this host-side test must not recurse. Neither is a missing
+	// prerequisite.
 	if os.Getenv("VMTEST_BENCH") == "" {
 		t.Skip("set VMTEST_BENCH=1 to benchmark ipvs apply inside the VM")
 	}
@@ -39,6 +42,9 @@ func TestBenchInVM(t *testing.T) {
 // reset before each, untimed) and a change of one endpoint.
 func BenchmarkIPVSApply(b *testing.B) {
 	if !vmtest.InGuest() {
+		// By design, not a missing prerequisite: on the host this
+		// benchmark always skips (also under CI); TestBenchInVM runs it in
+		// the VM.
 		b.Skip("needs IPVS: runs in the VM (TestBenchInVM)")
 	}
 	for _, n := range []int{1000, 10000} {

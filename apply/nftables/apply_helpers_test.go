@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,22 +15,19 @@ import (
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
-// requireKernel skips a test that cannot create network namespaces or
-// lacks the nft binary, which the tests use as the independent reader and
-// writer of the kernel's state.
+// requireKernel skips (under CI fails) a test that cannot create network
+// namespaces or lacks the nft binary, which the tests use as the
+// independent reader and writer of the kernel's state.
 func requireKernel(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
-	}
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("kernel test: nft not installed (hack/install-deps.sh installs it)")
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "nft")
 }
 
 // node is a lab whose node namespace a Client manages.

@@ -14,6 +14,7 @@ import (
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // testNS is a bare network namespace for one test: no interfaces but lo,
@@ -26,18 +27,12 @@ type testNS struct {
 }
 
 // newTestNS creates a namespace and removes it when the test ends. It
-// skips the test without root or without the nft binary (which the tests
-// use as the reference reader and writer).
+// skips the test (fails it under CI) without root or without the nft
+// binary (which the tests use as the reference reader and writer).
 func newTestNS(t testing.TB) *testNS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (run the test as root)")
-	}
-	for _, tool := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs the %s command", tool)
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "ip", "nft")
 	name := fmt.Sprintf("%s%d-%08x-nft", netlab.NamePrefix, os.Getpid(), rand.Uint32())
 	h, err := nsthread.NewNamed(name)
 	if err != nil {

@@ -93,6 +93,8 @@ subjects:
 // TestAPIServer runs the plugin against a real kube-apiserver with RBAC, as
 // the least-privileged user the README documents.
 func TestAPIServer(t *testing.T) {
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}

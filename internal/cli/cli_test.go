@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -142,7 +143,7 @@ func TestReadsStdin(t *testing.T) {
 func TestKubectlPluginDiscovery(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("kubectl not on PATH")
+		testenv.SkipOrFail(t, "kubectl not on PATH")
 	}
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-svcproxy"), "../../cmd/kubectl-svcproxy")

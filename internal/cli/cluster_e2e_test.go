@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // clusterE2EObjects is web (ClusterIP 10.96.0.10:80 -> 8080) with two
@@ -69,12 +70,14 @@ const clusterE2EScaled = clusterE2ESliceHeader + `
 // `apply -f` of those snapshots in turn inside a lab's node namespace,
 // checking that the traffic follows them.
 func TestClusterE2E(t *testing.T) {
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}
 	nodes := map[string]*e2eNode{}
 	for _, m := range e2eModes {
-		n := newE2ENode(t, "nft") // skips unless root with iptables-nft
+		n := newE2ENode(t, "nft") // skips (fails under CI) unless root with iptables-nft
 		for ip, name := range map[string]string{"10.244.0.11": "web-11", "10.244.1.12": "web-12"} {
 			if err := n.lab.AddPod(name, netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {
 				t.Fatal(err)
@@ -84,7 +87,7 @@ func TestClusterE2E(t *testing.T) {
 	}
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("no kubectl on PATH")
+		testenv.SkipOrFail(t, "no kubectl on PATH")
 	}
 	c := startClusterWithRBAC(t)
 	c.Apply(t, clusterE2EObjects)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // The end-to-end tests build the real binary once and run it inside a
@@ -96,14 +97,8 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, n *e2eNode)) {
 
 func newE2ENode(t *testing.T, backend string) *e2eNode {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("e2e: needs root to create network namespaces and run iptables in them (CI runs it as root)")
-	}
-	for _, tool := range []string{"ip", "iptables-" + backend, "iptables-" + backend + "-save", "iptables-" + backend + "-restore"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("e2e: %s not installed (hack/install-deps.sh installs it)", tool)
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "ip", "iptables-"+backend, "iptables-"+backend+"-save", "iptables-"+backend+"-restore")
 	n := &e2eNode{t: t, backend: backend, dir: t.TempDir()}
 	n.lab = netlab.New(t)
 	n.bin = binary(t)

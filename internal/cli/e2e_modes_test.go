@@ -2,10 +2,11 @@ package cli
 
 import (
 	"context"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // e2eMode is a proxy mode as the cluster and watch end-to-end tests drive
@@ -19,9 +20,10 @@ type e2eMode interface {
 	args() []string
 	// applied starts apply's summary line, naming the backend.
 	applied(n *e2eNode) string
-	// skipUnlessUsable skips t when the test machine lacks what the test
-	// needs to inspect the mode's state.
-	skipUnlessUsable(t *testing.T)
+	// requireUsable skips t, or fails it under CI (internal/testenv),
+	// when the test machine lacks what the test needs to inspect the
+	// mode's state.
+	requireUsable(t *testing.T)
 	// list returns the mode's state in the node namespace, as text.
 	list(n *e2eNode) string
 	// serviceChains maps each ClusterIP in a listing to the per-service
@@ -48,7 +50,7 @@ var e2eModes = []e2eMode{iptablesE2E{}, nftablesE2E{}}
 func forEachMode(t *testing.T, fn func(t *testing.T, m e2eMode)) {
 	for _, m := range e2eModes {
 		t.Run(m.name(), func(t *testing.T) {
-			m.skipUnlessUsable(t)
+			m.requireUsable(t)
 			fn(t, m)
 		})
 	}
@@ -84,10 +86,10 @@ func assertServiceGone(t *testing.T, n *e2eNode, m e2eMode, chain string, addrs 
 // iptablesE2E is the iptables mode, through the node's iptables backend.
 type iptablesE2E struct{}
 
-func (iptablesE2E) name() string                { return string(ModeIPTables) }
-func (iptablesE2E) args() []string              { return nil }
-func (iptablesE2E) applied(n *e2eNode) string   { return "Applied (iptables-" + n.backend + ")" }
-func (iptablesE2E) skipUnlessUsable(*testing.T) {} // newE2ENode checks iptables
+func (iptablesE2E) name() string              { return string(ModeIPTables) }
+func (iptablesE2E) args() []string            { return nil }
+func (iptablesE2E) applied(n *e2eNode) string { return "Applied (iptables-" + n.backend + ")" }
+func (iptablesE2E) requireUsable(*testing.T)  {} // newE2ENode checks iptables
 
 // list returns the tables the iptables mode writes.
 func (iptablesE2E) list(n *e2eNode) string { return n.save("filter", "nat") }
@@ -140,10 +142,8 @@ func (nftablesE2E) name() string            { return string(ModeNFTables) }
 func (nftablesE2E) args() []string          { return []string{"--mode=nftables"} }
 func (nftablesE2E) applied(*e2eNode) string { return "Applied (nftables)" }
 
-func (nftablesE2E) skipUnlessUsable(t *testing.T) {
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("e2e: nft not installed (hack/install-deps.sh installs it)")
-	}
+func (nftablesE2E) requireUsable(t *testing.T) {
+	testenv.RequireTools(t, "nft")
 }
 
 func (nftablesE2E) list(n *e2eNode) string { return n.nft("list", "table", "ip", "kube-proxy") }

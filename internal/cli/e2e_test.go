@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // planSummaryRE is the last line of a plan with changes on an empty node:
@@ -278,7 +279,7 @@ func assertSpread(t *testing.T, n *e2eNode, want ...string) {
 func TestE2ELiberalConntrack(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, n *e2eNode) {
 		if _, err := n.lab.Node().Run(t.Context(), "sysctl", "-w", "net.netfilter.nf_conntrack_tcp_be_liberal=1"); err != nil {
-			t.Skipf("cannot set nf_conntrack_tcp_be_liberal in the namespace: %v", err)
+			testenv.SkipOrFail(t, fmt.Sprintf("cannot set nf_conntrack_tcp_be_liberal in the namespace: %v", err))
 		}
 		expect(t, n.run("apply", exampleArgs...), ExitOK)
 		if save := n.save(); strings.Contains(save, "--ctstate INVALID") {

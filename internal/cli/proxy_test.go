@@ -236,6 +236,8 @@ func newProxyNode(t *testing.T) *e2eNode {
 // plane: a new Service starts answering and a removed endpoint stops
 // getting connections.
 func TestE2EProxyAPI(t *testing.T) {
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // env is what every conformance test needs: the binaries, a running API
@@ -43,29 +43,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// skipOrFail skips the test, unless it runs in CI ($CI set), which must
-// run it.
-func skipOrFail(t testing.TB, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("conformance: %s (not skipped: $CI is set)", reason)
-	}
-	t.Skipf("conformance: %s", reason)
-}
-
 // requireMachine skips (or fails in CI) when this machine cannot run the
 // real kube-proxy in namespaces: not root, or tools missing.
 func requireMachine(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		skipOrFail(t, "needs root to create network namespaces and run kube-proxy in them")
-	}
-	for _, tool := range []string{"ip", "nft", "iptables-nft", "iptables-nft-save", "iptables-nft-restore",
-		"ip6tables-nft", "ip6tables-nft-save", "ip6tables-nft-restore"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipOrFail(t, tool+" not installed (hack/install-deps.sh installs iptables and nftables)")
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "ip", "nft", "iptables-nft", "iptables-nft-save", "iptables-nft-restore",
+		"ip6tables-nft", "ip6tables-nft-save", "ip6tables-nft-restore")
 }
 
 // newEnv checks the machine, builds or finds the binaries and starts the

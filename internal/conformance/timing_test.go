@@ -46,6 +46,8 @@ type timing struct {
 // against `kubectl svcproxy apply` from empty, in both modes. Where both
 // finish, their rules must also be equal.
 func TestTiming(t *testing.T) {
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("starts kube-apiserver and kube-proxy and loads 1k Services (-short)")
 	}

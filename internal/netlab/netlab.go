@@ -49,6 +49,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // Fixed names. Interface names must stay within IFNAMSIZ-1 = 15 bytes.
@@ -111,7 +113,7 @@ type config struct {
 }
 
 // WithIPv6 also configures the IPv6 addresses and routes. The test is
-// skipped if the kernel has no IPv6.
+// skipped (failed under CI) if the kernel has no IPv6.
 func WithIPv6() Option { return func(c *config) { c.ipv6 = true } }
 
 // Lab is one topology of namespaces. It is safe for concurrent use.
@@ -133,7 +135,8 @@ type Lab struct {
 }
 
 // New builds the fixed topology and registers its teardown with t.Cleanup.
-// It skips the test when it cannot create namespaces (not root, no `ip`).
+// It skips the test when it cannot create namespaces (not root, no `ip`),
+// or fails it under CI (internal/testenv).
 // Call it, and AddPod, from the test's own goroutine.
 func New(t testing.TB, opts ...Option) *Lab {
 	t.Helper()
@@ -142,7 +145,7 @@ func New(t testing.TB, opts ...Option) *Lab {
 		o(&cfg)
 	}
 	if reason := unavailable(cfg); reason != "" {
-		t.Skip("netlab: " + reason)
+		testenv.SkipOrFail(t, "netlab: "+reason)
 	}
 	l := &Lab{
 		t:      t,
@@ -154,7 +157,7 @@ func New(t testing.TB, opts ...Option) *Lab {
 	t.Cleanup(l.close)
 	if err := l.setup(); err != nil {
 		if errors.Is(err, unix.EPERM) {
-			t.Skipf("netlab: cannot create network namespaces: %v", err)
+			testenv.SkipOrFail(t, fmt.Sprintf("netlab: cannot create network namespaces: %v", err))
 		}
 		t.Fatalf("netlab: %v", err)
 	}

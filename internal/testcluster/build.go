@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // buildScript is the script, relative to the repository root, that builds
@@ -27,7 +29,7 @@ func binaries(t testing.TB) string {
 		t.Fatalf("testcluster: %v", err)
 	}
 	if _, err := exec.LookPath("go"); err != nil {
-		skipOrFail(t, "no go command on PATH to build kube-apiserver and etcd")
+		testenv.SkipOrFail(t, "testcluster: no go command on PATH to build kube-apiserver and etcd")
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(filepath.Join(root, buildScript))
@@ -36,7 +38,7 @@ func binaries(t testing.TB) string {
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		if reason := cannotBuild(stderr.String()); reason != "" {
-			skipOrFail(t, reason+":\n"+stderr.String())
+			testenv.SkipOrFail(t, "testcluster: "+reason+":\n"+stderr.String())
 		}
 		t.Fatalf("testcluster: %s: %v\n%s", buildScript, err, stderr.String())
 	}
@@ -67,15 +69,6 @@ func cannotBuild(stderr string) string {
 		}
 	}
 	return ""
-}
-
-// skipOrFail skips the test, unless it runs in CI, which must run it.
-func skipOrFail(t testing.TB, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("testcluster: %s (not skipped: $CI is set)", reason)
-	}
-	t.Skipf("testcluster: %s", reason)
 }
 
 // repoRoot finds the repository root by walking up from the working

@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // ServiceCIDR and ServiceCIDRv6 are the cluster's dual-stack
@@ -191,7 +193,7 @@ func (c *Cluster) Kubectl(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		skipOrFail(t, "no kubectl on PATH")
+		testenv.SkipOrFail(t, "testcluster: no kubectl on PATH")
 	}
 	args = append([]string{"--kubeconfig=" + c.AdminKubeconfig}, args...)
 	cmd := exec.Command(kubectl, args...)

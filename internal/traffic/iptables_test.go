@@ -3,13 +3,12 @@ package traffic_test
 import (
 	"context"
 	"net/netip"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
@@ -23,17 +22,11 @@ var iptablesBackends = []string{"legacy", "nft"}
 // land. Each scenario has its own lab, so all of them, for both backends,
 // run in parallel.
 func TestIPTablesTraffic(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
-	}
+	testenv.RequireRoot(t)
 	for _, backend := range iptablesBackends {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			for _, tool := range []string{"iptables-" + backend + "-restore", "ip6tables-" + backend + "-restore"} {
-				if _, err := exec.LookPath(tool); err != nil {
-					t.Skipf("kernel test: %s not installed (hack/install-deps.sh installs it)", tool)
-				}
-			}
+			testenv.RequireTools(t, "iptables-"+backend+"-restore", "ip6tables-"+backend+"-restore")
 			for _, sc := range traffic.Scenarios() {
 				t.Run(sc.Name, func(t *testing.T) {
 					t.Parallel()

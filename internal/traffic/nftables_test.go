@@ -2,7 +2,6 @@ package traffic_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
@@ -19,9 +19,7 @@ import (
 // nftables render applied into each lab's node through the tool's own
 // netlink client (Plan, then Apply), as `apply --mode=nftables` does.
 func TestNFTablesTraffic(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
-	}
+	testenv.RequireRoot(t)
 	for _, sc := range traffic.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Parallel()

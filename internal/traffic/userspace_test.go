@@ -3,7 +3,6 @@ package traffic_test
 import (
 	"log/slog"
 	"net/netip"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
@@ -34,18 +34,12 @@ var userspaceScenarios = []string{"clusterip", "nodeport", "external-ip", "no-en
 // (it is DNATed there instead). The backend always sees the proxy's own
 // address, so the probes' source checks are dropped.
 func TestUserspaceTraffic(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("kernel test: needs root to create network namespaces (CI runs it as root)")
-	}
+	testenv.RequireRoot(t)
 	backend := "nft"
 	if _, err := exec.LookPath("iptables-nft-restore"); err != nil {
 		backend = "legacy"
 	}
-	for _, tool := range []string{"iptables-" + backend + "-restore", "ip6tables-" + backend + "-restore"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("kernel test: %s not installed (hack/install-deps.sh installs it)", tool)
-		}
-	}
+	testenv.RequireTools(t, "iptables-"+backend+"-restore", "ip6tables-"+backend+"-restore")
 	variants := []struct {
 		name   string
 		listen netip.Addr

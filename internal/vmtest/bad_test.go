@@ -15,6 +15,8 @@ var failOnPurpose = flag.String("vmtest.fail", "", "make TestGuestFailsOnPurpose
 func TestGuestFailsOnPurpose(t *testing.T) {
 	switch *failOnPurpose {
 	case "":
+		// Not a missing prerequisite: this test is TestBrokenGuests'
+		// helper, run only through its flag. A plain skip, also under CI.
 		t.Skip("only for TestBrokenGuests")
 	case "panic":
 		panic("a guest test panics on purpose")
@@ -30,8 +32,12 @@ func TestGuestFailsOnPurpose(t *testing.T) {
 // takes the same path with status 1).
 func TestBrokenGuests(t *testing.T) {
 	if InGuest() {
+		// The host-side test must not recurse in the guest: not a missing
+		// prerequisite, so a plain skip, also under CI.
 		t.Skip("host side")
 	}
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("boots the VM five times")
 	}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 )
 
 // Config describes one boot of the test VM.
@@ -97,12 +99,17 @@ func Boot(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // kernelCmdline builds the command line: serial console, reboot (that
-// is, with -no-reboot, exit) at once on a panic, the nonce for init, and
-// the arguments after "--".
+// is, with -no-reboot, exit) at once on a panic, the nonce for init, CI=true
+// under CI (so that a guest test missing a prerequisite fails too, see
+// internal/testenv) and the arguments after "--".
 func kernelCmdline(nonce string, args []string) (string, error) {
 	parts := []string{"console=ttyS0", "panic=-1", "oops=panic", "quiet", "loglevel=3",
 		"mitigations=off", "i8042.noaux", "i8042.nokbd", "i8042.nopnp",
-		nonceEnv + "=" + nonce, "--"}
+		nonceEnv + "=" + nonce}
+	if testenv.InCI() {
+		parts = append(parts, testenv.CIEnv+"=true")
+	}
+	parts = append(parts, "--")
 	for _, a := range args {
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\") {
 			return "", fmt.Errorf("vmtest: argument %q cannot go on the kernel command line", a)

@@ -89,6 +89,15 @@ func TestResultLine(t *testing.T) {
 	if s, err := kernelCmdline("n", []string{"-test.run=^TestX$"}); err != nil || !strings.HasSuffix(s, " -- -test.run=^TestX$") {
 		t.Errorf("kernelCmdline = %q, %v", s, err)
 	}
+	// The guest's init gets CI from the command line, and passes it on to
+	// the tests, exactly when the host runs under CI.
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		s, _ := kernelCmdline("n", nil)
+		if got := strings.Contains(s, " CI=true --"); got != (ci != "") {
+			t.Errorf("CI=%q: kernelCmdline = %q", ci, s)
+		}
+	}
 }
 
 // TestCPIO checks the archive's framing: every entry starts 4-byte aligned

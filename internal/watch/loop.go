@@ -3,6 +3,8 @@ package watch
 import (
 	"context"
 	"time"
+
+	utilclock "k8s.io/utils/clock"
 )
 
 // loop runs fn like kube-proxy's BoundedFrequencyRunner (pkg/proxy/runner):
@@ -19,6 +21,9 @@ type loop struct {
 	retryMin    time.Duration // the first retry's delay
 	fn          func(ctx context.Context) error
 	run         chan struct{} // holds at most one pending trigger
+	// clock gives the loop its timers; nil means the real clock. Tests
+	// set a fake one.
+	clock utilclock.Clock
 }
 
 func newLoop(minInterval, period time.Duration, fn func(ctx context.Context) error) *loop {
@@ -41,17 +46,29 @@ func (l *loop) trigger() {
 
 // loop runs until ctx is done.
 func (l *loop) loop(ctx context.Context) {
-	next := time.NewTimer(l.period)
+	c := l.clock
+	if c == nil {
+		c = utilclock.RealClock{}
+	}
+	next := c.NewTimer(l.period)
 	defer next.Stop()
 	var retry time.Duration
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-next.C:
+		case <-next.C():
 		case <-l.run:
 		}
-		next.Stop()
+		if !next.Stop() {
+			// It fired, maybe while the loop took a trigger. Drop that
+			// tick: time.Timer's channel has none left after Stop (Go
+			// 1.23), but a fake clock's timer keeps it.
+			select {
+			case <-next.C():
+			default:
+			}
+		}
 		err := l.fn(ctx)
 		wait := l.period
 		if err != nil {
@@ -65,7 +82,7 @@ func (l *loop) loop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(l.minInterval):
+		case <-c.After(l.minInterval):
 		}
 	}
 }

@@ -28,6 +28,8 @@ import (
 // TestAgainstAPIServer checks the informers' snapshot and the preflight
 // against a real kube-apiserver with RBAC.
 func TestAgainstAPIServer(t *testing.T) {
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}

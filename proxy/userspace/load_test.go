@@ -35,6 +35,8 @@ const (
 // bulk throughput; it fails only if the proxy's CPU cost per byte
 // regresses.
 func TestLoadProxyVsDirect(t *testing.T) {
+	// -short opts out of a slow test: not a missing prerequisite, so
+	// a plain skip, also under CI.
 	if testing.Short() {
 		t.Skip("load test: skipped with -short")
 	}

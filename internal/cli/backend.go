@@ -43,6 +43,9 @@ type kernelPlan interface {
 
 // backend returns the kernel backend of the selected mode.
 func (c *common) backend(ctx context.Context, k *kernelFlags, mode Mode) (kernelBackend, error) {
+	if err := requireNetAdmin("reading and changing the node's " + string(mode) + " rules"); err != nil {
+		return nil, err
+	}
 	switch mode {
 	case ModeIPTables, ModeUserspace:
 		own := render.IPTablesOwnership()

@@ -7,6 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 hack/install-deps.sh
+# The first "ip netns add" on a machine bind-mounts /run/netns onto itself,
+# which hides the namespaces other test processes created there before, so
+# they can no longer be deleted ("device or resource busy"). Do it once,
+# before the tests run in parallel.
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  ip netns add svcproxy-test-prime && ip netns delete svcproxy-test-prime
+fi
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2

@@ -29,3 +29,5 @@ hack/testcluster/build.sh >/dev/null
 export SVCPROXY_CONFORMANCE_BINARY="$PWD/bin/kubectl-svcproxy"
 go test -count=1 -timeout 30m ./...
 go test -count=1 -run '^$' -bench . -benchtime 1x ./... >/dev/null
+# Each parser's fuzz target for a bounded time (hack/fuzz.sh, FUZZTIME).
+hack/fuzz.sh

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -30,17 +31,28 @@ func decompileRule(family byte, exprs []expr.Any, udata []byte, anon anonSource)
 	d := &decompiler{family: family, anon: anon, imm: map[uint32][]byte{}}
 	for _, e := range exprs {
 		if err := d.step(e); err != nil {
-			return d.unsupported(err, e)
+			return oneLine(d.unsupported(err, e))
 		}
 	}
 	if err := d.finish(); err != nil {
-		return d.unsupported(err, nil)
+		return oneLine(d.unsupported(err, nil))
 	}
 	text := strings.Join(d.out, " ")
 	if c, ok := udataGet(udata, udataComment); ok {
 		text += ` comment "` + cString(c) + `"`
 	}
-	return nft.Rule(text)
+	return oneLine(nft.Rule(text))
+}
+
+// oneLine keeps a decoded rule on one printable line. A set name or a
+// comment holding a control character (only a hand edit can put one
+// there) makes the rule read as unsupported, quoted, so that it can
+// neither equal a render nor forge lines of a plan.
+func oneLine(r nft.Rule) nft.Rule {
+	if !strings.ContainsFunc(string(r), func(c rune) bool { return c < ' ' || c == 0x7f }) {
+		return r
+	}
+	return nft.Rule(UnsupportedPrefix + "control characters in " + strconv.Quote(strings.TrimPrefix(string(r), UnsupportedPrefix)))
 }
 
 // loaded is a field loaded into a register, maybe masked by a bitwise.

@@ -33,8 +33,16 @@ func unmarshalExprs(family byte, b []byte) ([]expr.Any, error) {
 	return out, err
 }
 
-func unmarshalExpr(family byte, b []byte) expr.Any {
+func unmarshalExpr(family byte, b []byte) (out expr.Any) {
 	var name string
+	// google/nftables v0.3.0 indexes some attributes without checking their
+	// length (a verdict's chain name, for one) and panics on a malformed
+	// one: what it cannot decode reads as unsupported instead.
+	defer func() {
+		if r := recover(); r != nil {
+			out = &unknownExpr{name: name, reason: fmt.Sprintf("undecodable: %v", r)}
+		}
+	}()
 	var data []byte
 	_ = walkAttrs(b, func(typ uint16, v []byte) error {
 		switch typ {

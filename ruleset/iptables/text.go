@@ -63,7 +63,7 @@ func Parse(data []byte, family nodetable.Family) (*Ruleset, error) {
 		first := lineNo
 		// A quoted string may hold a newline: iptables-save prints a
 		// comment such as $'foreign\nrule' as it is, across two lines.
-		for inQuotes(line) && len(text) > 0 {
+		for isRuleLine(line) && inQuotes(line) && len(text) > 0 {
 			var more string
 			if i := strings.IndexByte(text, '\n'); i >= 0 {
 				more, text = text[:i], text[i+1:]
@@ -141,6 +141,11 @@ func parseRule(t *Table, line string, perr func(string) error) error {
 	}
 	c.Rules = append(c.Rules, Rule(strings.TrimSpace(spec)))
 	return nil
+}
+
+// isRuleLine reports whether a line is a rule, with or without counters.
+func isRuleLine(line string) bool {
+	return strings.HasPrefix(line, "-A ") || strings.HasPrefix(line, "[")
 }
 
 // inQuotes reports whether a line ends inside a double-quoted string, as

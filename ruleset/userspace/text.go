@@ -88,9 +88,12 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 	var cur *Ruleset
 	var iptText []byte
 	iptStart, inIPT := 0, false
-	finish := func() error {
-		if cur == nil || !inIPT {
+	finish := func(line int) error {
+		if cur == nil {
 			return nil
+		}
+		if !inIPT {
+			return &ParseError{Line: line, Msg: "missing " + headerIPTables + " section"}
 		}
 		rs, err := ipt.Parse(iptText, cur.Family)
 		if err != nil {
@@ -104,7 +107,7 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 		line := strings.TrimRight(raw, "\r\n")
 		switch {
 		case strings.HasPrefix(line, headerPorts):
-			if err := finish(); err != nil {
+			if err := finish(i + 1); err != nil {
 				return nil, err
 			}
 			rs, err := parseHeader(line)
@@ -130,10 +133,7 @@ func ParseAll(data []byte) ([]*Ruleset, error) {
 			cur.Ports = append(cur.Ports, p)
 		}
 	}
-	if cur != nil && !inIPT {
-		return nil, &ParseError{Line: len(lines), Msg: "missing " + headerIPTables + " section"}
-	}
-	if err := finish(); err != nil {
+	if err := finish(len(lines)); err != nil {
 		return nil, err
 	}
 	return out, nil

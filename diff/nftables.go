@@ -49,16 +49,19 @@ type NFTablesChainChange struct {
 	Rules []nft.Rule `json:"rules,omitempty"`
 	// Old are the chain's live rules (replace, delete).
 	Old []nft.Rule `json:"old,omitempty"`
-	// OldBase and OldComment are the live declaration when it differs from
-	// the desired one (replace only; the table is then rebuilt).
+	// Redeclared is set when the live declaration differs from the desired
+	// one (replace only; the table is then rebuilt), and OldBase and
+	// OldComment are then the live declaration.
+	Redeclared bool           `json:"redeclared,omitempty"`
 	OldBase    *nft.BaseChain `json:"oldBase,omitempty"`
 	OldComment string         `json:"oldComment,omitempty"`
 }
 
 // DeclarationChanged reports whether the chain's hook, type, priority,
-// policy or comment changes, which the kernel cannot do in place.
+// policy or comment changes, which the kernel cannot do in place. A
+// changed rule of a base chain is not such a change.
 func (c NFTablesChainChange) DeclarationChanged() bool {
-	return c.Verb == ReplaceChain && (c.OldComment != c.Comment || !sameBase(c.OldBase, c.Base))
+	return c.Verb == ReplaceChain && c.Redeclared
 }
 
 // NFTablesChangeSet is every change to one nftables table. It states the
@@ -174,7 +177,7 @@ func diffNFTChains(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
 		}
 		ch := NFTablesChainChange{Verb: ReplaceChain, Name: dc.Name, Base: dc.Base, Comment: dc.Comment, Rules: dc.Rules, Old: lc.Rules}
 		if !sameBase(dc.Base, lc.Base) || dc.Comment != lc.Comment {
-			ch.OldBase, ch.OldComment = lc.Base, lc.Comment
+			ch.Redeclared, ch.OldBase, ch.OldComment = true, lc.Base, lc.Comment
 			cs.Reasons = append(cs.Reasons, "the declaration of chain "+dc.Name+" changes")
 		}
 		cs.Chains = append(cs.Chains, ch)

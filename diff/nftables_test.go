@@ -336,3 +336,24 @@ func TestNFTablesPlanTextShowsElements(t *testing.T) {
 		}
 	}
 }
+
+// A changed rule in a base chain is a change of that chain's rules only:
+// the plan must not call it a declaration change, nor print the base
+// chain's hook line as added and removed, and the table is not rebuilt.
+func TestNFTablesBaseChainRuleChangeIsNotARedeclaration(t *testing.T) {
+	desired := nftRender(nftTable(10))
+	live := cloneNFT(t, desired)
+	c := live.Chain("nat-output")
+	if c == nil || c.Base == nil || len(c.Rules) == 0 {
+		t.Fatal("nat-output is not a base chain with rules")
+	}
+	c.Rules[0] += " counter"
+	cs := NFTables(desired, live)
+	text := planText(t, cs)
+	if cs.Table == RecreateTable || len(cs.Reasons) > 0 || len(cs.Chains) != 1 || cs.Chains[0].DeclarationChanged() {
+		t.Fatalf("a rule change is planned as a declaration change:\n%s", text)
+	}
+	if !strings.Contains(text, "@@ chain nat-output: changed @@") || strings.Contains(text, "type nat hook") {
+		t.Errorf("plan text:\n%s", text)
+	}
+}

@@ -469,8 +469,8 @@ func TestDecodeByteOrderMarks(t *testing.T) {
 		return out
 	}
 	for name, data := range map[string][]byte{
-		"utf-16le": utf16(false),
-		"utf-16be": utf16(true),
+		"utf-16le":  utf16(false),
+		"utf-16be":  utf16(true),
 		"utf-8 bom": append([]byte{0xEF, 0xBB, 0xBF}, plain...),
 	} {
 		s, err := Decode(name, data)

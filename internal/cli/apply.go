@@ -26,6 +26,7 @@ type ApplyOptions struct {
 	wait        bool
 	waitTimeout time.Duration
 	watch       watchFlags
+	guard       guardFlags
 	// flags are the command's flags, for the checks of what was given.
 	flags *pflag.FlagSet
 }
@@ -60,6 +61,7 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
 	o.watch.addFlags(cmd.Flags())
+	o.guard.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
 	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel (restore input, nft script, ipvs commands) instead of sending it")
@@ -81,6 +83,9 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.input.validate(); err != nil {
 		return err
 	}
+	if err := o.guard.validate(); err != nil {
+		return err
+	}
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
 		return err
 	}
@@ -92,7 +97,15 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if o.watch.enabled {
 		return o.runWatchMode(ctx)
 	}
-	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
+	settings := &o.proxy.settings
+	snap, err := o.load(ctx, &o.input, settings.cluster.NodeName)
+	if err != nil {
+		return err
+	}
+	if err := o.guard.checkInput(snap, settings.cluster.NodeName); err != nil {
+		return err
+	}
+	d, err := o.renderSnapshot(settings, snap)
 	if err != nil {
 		return err
 	}
@@ -130,9 +143,19 @@ func (o *ApplyOptions) waitDrained(ctx context.Context, b kernelBackend, p kerne
 // applyDesired plans d against the kernel and applies it under the lock,
 // then cleans stale UDP conntrack entries.
 func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *desired, dryRun bool) (kernelPlan, error) {
-	var beforeApply func() error
-	if d.mode != ModeUserspace {
-		beforeApply = func() error { return ensureRouteLocalnet(d) }
+	beforeApply := func(p kernelPlan) error {
+		// A one-shot apply guards against removing most of the node; in
+		// watch mode a mass deletion in the cluster is real and must go
+		// through (an empty list is refused before this).
+		if !o.watch.enabled {
+			if err := o.guard.checkRemoval(p); err != nil {
+				return err
+			}
+		}
+		if d.mode == ModeUserspace {
+			return nil
+		}
+		return ensureRouteLocalnet(d)
 	}
 	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.plan(ctx, d) }, dryRun, beforeApply)
 	if err != nil || dryRun {
@@ -154,6 +177,9 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		return err
 	}
 	return o.runWatch(ctx, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+		if err := o.guard.checkServices(snap); err != nil {
+			return diff.Summary{}, err
+		}
 		d, err := o.renderSnapshot(settings, snap)
 		if err != nil {
 			return diff.Summary{}, err

@@ -39,6 +39,9 @@ type kernelPlan interface {
 	// changed reports whether the plan changes the family's state; stale
 	// UDP conntrack entries are cleaned only then.
 	changed(f nodetable.Family) bool
+	// servicePorts says which Service ports are programmed and which of
+	// them the plan removes, for apply's --max-removal guard.
+	servicePorts() servicePorts
 }
 
 // backend returns the kernel backend of the selected mode.
@@ -88,7 +91,7 @@ func (b *iptablesBackend) planRulesets(ctx context.Context, rulesets []*ipt.Rule
 	if err != nil {
 		return nil, err
 	}
-	return newIPTablesPlan(b.name(), plans), nil
+	return newIPTablesPlan(b.name(), b.mode, plans), nil
 }
 
 func (b *iptablesBackend) planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error) {
@@ -128,6 +131,15 @@ type modePlan[P any] struct {
 	plans    []P
 	changes  func(P) changeSet
 	family   func(P) nodetable.Family
+	ports    func(P) servicePorts
+}
+
+func (p *modePlan[P]) servicePorts() servicePorts {
+	var s servicePorts
+	for _, pl := range p.plans {
+		s.add(p.ports(pl))
+	}
+	return s
 }
 
 func (p *modePlan[P]) empty() bool {
@@ -176,11 +188,12 @@ func (p *modePlan[P]) changed(f nodetable.Family) bool {
 // iptablesPlan is one restore plan per family.
 type iptablesPlan = modePlan[*applyipt.Plan]
 
-func newIPTablesPlan(liveName string, plans []*applyipt.Plan) *iptablesPlan {
+func newIPTablesPlan(liveName string, mode Mode, plans []*applyipt.Plan) *iptablesPlan {
 	return &iptablesPlan{
 		liveName: liveName, plans: plans,
 		changes: func(p *applyipt.Plan) changeSet { return p.Changes },
 		family:  func(p *applyipt.Plan) nodetable.Family { return p.Desired.Family },
+		ports:   iptablesPorts(mode),
 	}
 }
 

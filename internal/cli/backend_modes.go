@@ -92,6 +92,7 @@ func newNFTPlan(plans []*applynft.Plan) *nftPlan {
 	return &nftPlan{modePlan[*applynft.Plan]{
 		liveName: "nftables", plans: plans,
 		changes: func(p *applynft.Plan) changeSet { return p.Changes },
+		ports:   nftPorts,
 		family: func(p *applynft.Plan) nodetable.Family {
 			if p.Family == nft.IPv6 {
 				return nodetable.IPv6
@@ -174,6 +175,7 @@ func newIPVSPlan(plans []*applyipvs.Plan) *ipvsPlan {
 	return &ipvsPlan{
 		liveName: "ipvs", plans: plans,
 		changes: func(p *applyipvs.Plan) changeSet { return p.Changes },
+		ports:   ipvsPorts,
 		family:  func(p *applyipvs.Plan) nodetable.Family { return p.Desired.Family },
 	}
 }

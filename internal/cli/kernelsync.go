@@ -19,7 +19,7 @@ func (k *kernelFlags) lock() (*lock.Lock, error) {
 // mode's portal rules go through here too). With dryRun it takes no lock
 // and prints the restore input instead, returning nil plans. beforeApply
 // runs just before writing.
-func (c *common) syncKernel(ctx context.Context, k *kernelFlags, mode Mode, desired []*ipt.Ruleset, dryRun bool, beforeApply func() error) (*applyipt.Client, []*applyipt.Plan, error) {
+func (c *common) syncKernel(ctx context.Context, k *kernelFlags, mode Mode, desired []*ipt.Ruleset, dryRun bool, beforeApply func(kernelPlan) error) (*applyipt.Client, []*applyipt.Plan, error) {
 	b, err := c.backend(ctx, k, mode)
 	if err != nil {
 		return nil, nil, err
@@ -37,8 +37,9 @@ func (c *common) syncKernel(ctx context.Context, k *kernelFlags, mode Mode, desi
 
 // sync makes a plan and applies it under the run lock. With dryRun it takes
 // no lock, prints what apply would send to the kernel, and returns the plan
-// unapplied. beforeApply runs just before writing.
-func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan func() (kernelPlan, error), dryRun bool, beforeApply func() error) (kernelPlan, error) {
+// unapplied. beforeApply runs just before writing, with the plan; an
+// error from it stops the sync with nothing written.
+func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan func() (kernelPlan, error), dryRun bool, beforeApply func(kernelPlan) error) (kernelPlan, error) {
 	if !dryRun {
 		l, err := k.lock()
 		if err != nil {
@@ -54,7 +55,7 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		return p, b.dryRun(c.streams.Out, p)
 	}
 	if beforeApply != nil {
-		if err := beforeApply(); err != nil {
+		if err := beforeApply(p); err != nil {
 			return nil, err
 		}
 	}

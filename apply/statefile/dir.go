@@ -131,7 +131,7 @@ func checkOwn(path string, st *unix.Stat_t, kind uint32) error {
 		return &UnsafeError{Path: path, Reason: fmt.Sprintf("it is owned by uid %d, not by the running user (uid %d)", st.Uid, uid)}
 	}
 	if st.Mode&0o022 != 0 {
-		return &UnsafeError{Path: path, Reason: fmt.Sprintf("it is writable by its group or others (mode %04o); it must not be", st.Mode&0o7777)}
+		return &UnsafeError{Path: path, Reason: fmt.Sprintf("it is writable by its group or others (mode %04o)", st.Mode&0o7777)}
 	}
 	if kind == unix.S_IFREG && st.Nlink != 1 {
 		return &UnsafeError{Path: path, Reason: fmt.Sprintf("it has %d hard links", st.Nlink)}

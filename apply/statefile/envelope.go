@@ -61,13 +61,21 @@ func (k Key) header() (string, error) {
 
 // Seal wraps payload in the envelope for key.
 func Seal(key Key, payload []byte) ([]byte, error) {
+	h, err := sealHeader(key, payload)
+	if err != nil {
+		return nil, err
+	}
+	return append(h, payload...), nil
+}
+
+// sealHeader is the envelope's text before the payload.
+func sealHeader(key Key, payload []byte) ([]byte, error) {
 	h, err := key.header()
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(payload)
-	h += fmt.Sprintf("payload-bytes %d\npayload-sha256 %x\n\n", len(payload), sum)
-	return append([]byte(h), payload...), nil
+	return fmt.Appendf([]byte(h), "payload-bytes %d\npayload-sha256 %x\n\n", len(payload), sum), nil
 }
 
 // Unseal returns the payload of data if data is the envelope of key, with
@@ -147,11 +155,11 @@ func (d *Dir) Load(name string, key Key) ([]byte, error) {
 // Store writes payload in the envelope of key to the file name in d,
 // atomically.
 func (d *Dir) Store(name string, key Key, payload []byte) error {
-	data, err := Seal(key, payload)
+	h, err := sealHeader(key, payload)
 	if err != nil {
 		return err
 	}
-	return d.WriteFile(name, data)
+	return d.writeFile(name, h, payload)
 }
 
 // BootID returns the kernel's boot ID, a random UUID chosen at every boot.

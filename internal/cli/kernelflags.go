@@ -46,13 +46,13 @@ type kernelFlags struct {
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
-	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "where what the kernel holds is cached, per network namespace, for the nf_tables backends (empty: no cache); it and its subdirectories must be the running user's and not group- or world-writable")
+	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "the cache of what nf_tables holds, per network namespace (empty: no cache); must be owned by the running user and not group- or world-writable")
 	if k.ipvs {
 		fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
 		fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
 	}
 	if k.locking {
-		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
+		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving; it and its directory must be owned by the running user and not group- or world-writable, and it may not be a symbolic link")
 		fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, "how long to wait for another run to finish (0: fail at once)")
 	}
 }

@@ -1,11 +1,10 @@
 package iptables
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
+	"errors"
 	"strings"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -15,31 +14,48 @@ import (
 // 1k-Service nat table. nf_tables numbers every committed transaction in a
 // network namespace (the generation ID), so a dump taken at generation G is
 // still exact while the generation is G. The cache keeps the last dump of
-// each family with its generation; any change by anyone invalidates it.
+// each family in a statefile envelope keyed by the boot ID, the network
+// namespace's cookie and the generation (two namespaces can be at the same
+// generation, and both counters restart at boot), with a checksum. Any
+// change by anyone moves the generation; a file that does not match in
+// every respect is removed and the kernel is read.
 
-const genHeader = "# nf_tables generation "
+func (c *Client) cacheName(family nodetable.Family) string {
+	return "iptables-" + string(c.Backend) + "-" + strings.ToLower(string(family)) + ".rules"
+}
 
-func (c *Client) cachePath(family nodetable.Family) string {
-	return filepath.Join(c.CacheDir, "iptables-"+string(c.Backend)+"-"+strings.ToLower(string(family))+".rules")
+var errNoCacheKey = errors.New("iptables cache: no boot ID")
+
+// cacheKey is what a dump of family read at generation gen is exact for.
+// The payload is iptables-save's text, as ipt.Ruleset prints it.
+func (c *Client) cacheKey(family nodetable.Family, gen uint32) (statefile.Key, bool) {
+	boot, err := statefile.BootID()
+	if err != nil {
+		return statefile.Key{}, false
+	}
+	format := "iptables-" + string(c.Backend) + "-save " + strings.ToLower(string(family)) + " filter,nat v1"
+	return statefile.Key{Format: format, BootID: boot, NetnsCookie: c.NetnsCookie, Generation: gen}, true
 }
 
 // cacheUsable reports whether reads may be served from the cache.
 func (c *Client) cacheUsable() bool {
-	return c.Backend == NFT && c.CacheDir != "" && c.Generation != nil
+	return c.Backend == NFT && c.CacheDir != nil && c.Generation != nil && c.NetnsCookie != 0
 }
 
-// cached returns the cached dump of family if it was read at generation gen.
+// cached returns the cached dump of family if it was read at generation
+// gen in this namespace since this boot.
 func (c *Client) cached(family nodetable.Family, gen uint32) *ipt.Ruleset {
-	data, err := os.ReadFile(c.cachePath(family))
+	key, ok := c.cacheKey(family, gen)
+	if !ok {
+		return nil
+	}
+	data, err := c.CacheDir.Load(c.cacheName(family), key)
 	if err != nil {
 		return nil
 	}
-	first, rest, _ := strings.Cut(string(data), "\n")
-	if first != genHeader+strconv.FormatUint(uint64(gen), 10) {
-		return nil
-	}
-	rs, err := ipt.Parse([]byte(rest), family)
+	rs, err := ipt.Parse(data, family)
 	if err != nil {
+		c.forget(family)
 		return nil
 	}
 	return rs
@@ -47,22 +63,17 @@ func (c *Client) cached(family nodetable.Family, gen uint32) *ipt.Ruleset {
 
 // store writes the dump of a family as read at generation gen.
 func (c *Client) store(rs *ipt.Ruleset, gen uint32) error {
-	if err := os.MkdirAll(c.CacheDir, 0o700); err != nil {
-		return err
+	key, ok := c.cacheKey(rs.Family, gen)
+	if !ok {
+		return errNoCacheKey
 	}
-	path := c.cachePath(rs.Family)
-	tmp := path + ".tmp"
-	data := genHeader + strconv.FormatUint(uint64(gen), 10) + "\n" + rs.String()
-	if err := os.WriteFile(tmp, []byte(data), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return c.CacheDir.Store(c.cacheName(rs.Family), key, []byte(rs.String()))
 }
 
 // forget removes the cached dumps of the given families. A dump that cannot
 // be removed is still safe: its generation no longer matches.
 func (c *Client) forget(families ...nodetable.Family) {
 	for _, f := range families {
-		_ = os.Remove(c.cachePath(f))
+		_ = c.CacheDir.Remove(c.cacheName(f))
 	}
 }

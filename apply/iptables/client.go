@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
@@ -60,11 +61,14 @@ type Client struct {
 	Backend Backend
 	// WaitSeconds is how long restore waits for the xtables lock (-w).
 	WaitSeconds int
-	// CacheDir and Generation enable the nf_tables dump cache (see
-	// cache.go): Generation reads the generation ID of the same network
-	// namespace that Exec works in. Either unset disables it.
-	CacheDir   string
-	Generation func() (uint32, error)
+	// CacheDir, Generation and NetnsCookie enable the nf_tables dump
+	// cache (see cache.go): CacheDir is the directory for this network
+	// namespace's files, Generation reads the generation ID of the network
+	// namespace that Exec works in, and NetnsCookie is that namespace's
+	// cookie. Any of them unset disables it.
+	CacheDir    *statefile.Dir
+	Generation  func() (uint32, error)
+	NetnsCookie uint64
 	// Ownership says which chains and jump rules belong to the mode being
 	// applied (render.IPTablesOwnership, UserspaceOwnership, or the ipvs
 	// mode's helper chains) and how they compare. It is required: Plan and

@@ -9,6 +9,7 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
@@ -68,7 +69,7 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	requireKernel(t, b)
 	lab := netlab.New(t)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
-	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: t.TempDir(), Generation: generation(lab.Node())}
+	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(t), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(t, lab.Node())}
 	return &node{lab: lab, rec: rec, client: client}
 }
 
@@ -82,6 +83,27 @@ func generation(ns netlab.NS) func() (uint32, error) {
 		})
 		return gen, err
 	}
+}
+
+// cacheDir is a fresh cache directory.
+func cacheDir(tb testing.TB) *statefile.Dir {
+	tb.Helper()
+	d, err := statefile.OpenDir(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+// netnsCookie is the cookie of a lab namespace.
+func netnsCookie(tb testing.TB, ns netlab.NS) uint64 {
+	tb.Helper()
+	var cookie uint64
+	if err := ns.Do(func() (err error) { cookie, err = nftgen.NetnsCookie(); return err }); err != nil {
+		tb.Fatal(err)
+	}
+	return cookie
 }
 
 // sh runs an iptables command line in the node namespace.

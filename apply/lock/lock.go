@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 )
 
 // DefaultPath is the lock file used unless --lock-file says otherwise. It
@@ -28,13 +30,16 @@ type Lock struct{ f *os.File }
 // Acquire takes the lock at path, waiting up to wait for another holder to
 // finish (0: fail at once). The holder's PID is written into the file so
 // that the error can name it.
+//
+// The lock file is opened as statefile opens the tool's files: never
+// through a symbolic link, only if it and its directory are the running
+// user's and not writable by others (and the directories above pass
+// statefile's test), created with mode 0600 in a directory created with
+// 0700. Otherwise Acquire fails, naming the path and the reason.
 func Acquire(path string, wait time.Duration) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open lock file: %w", err)
+		return nil, fmt.Errorf("lock file: %w", err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
@@ -57,6 +62,16 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &Lock{f: f}, nil
+}
+
+// open opens the lock file, checked.
+func open(path string) (*os.File, error) {
+	dir, err := statefile.OpenDir(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	return dir.OpenFile(filepath.Base(path))
 }
 
 func readPID(f *os.File) string {

@@ -109,7 +109,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 				}
 			})
 			b.Run("plan+apply/cache-file", func(b *testing.B) {
-				dir := b.TempDir()
+				dir := cacheDir(b)
 				first := openClient(b, node.lab.Node())
 				first.CacheDir = dir
 				warm(b, first, base)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -48,10 +49,10 @@ type Client struct {
 	// instead of reading the table. For clients that live across syncs.
 	Cache bool
 	// CacheDir, when set, turns the cache on and also keeps it in files
-	// under CacheDir, for the next run of the command. The files are valid
-	// for one network namespace only. Without Cache and CacheDir, every
-	// Plan reads the kernel.
-	CacheDir string
+	// in CacheDir, for the next run of the command. Each file names the
+	// boot, network namespace and generation it is exact for, and serves
+	// no other. Without Cache and CacheDir, every Plan reads the kernel.
+	CacheDir *statefile.Dir
 	cache    map[tableKey]cacheEntry
 	commits  int // transactions committed, for the cache
 	// StaleChainWait is how long Apply keeps retrying the deletion of

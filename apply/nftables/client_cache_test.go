@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -33,7 +32,7 @@ func freshLive(t *testing.T, n *node, family nft.Family) *nft.Ruleset {
 // seen by the next plan.
 func TestCacheIsExact(t *testing.T) {
 	n := newNode(t)
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	n.client.CacheDir = dir
 	var dual []*nft.Ruleset
 	for _, gc := range goldenCases(t) {
@@ -48,9 +47,12 @@ func TestCacheIsExact(t *testing.T) {
 	if err := n.lab.Node().Do(func() (err error) { gen, err = nftgen.Read(); return err }); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"ip", "ip6"} {
-		data, err := os.ReadFile(filepath.Join(dir, "nftables-"+f+"-kube-proxy.gob"))
-		if err != nil || !strings.HasPrefix(string(data), fmt.Sprintf("# nf_tables generation %d\n", gen)) {
+	for _, f := range []nft.Family{nft.IPv4, nft.IPv6} {
+		data, err := os.ReadFile(filepath.Join(dir.Path(), "nftables-"+string(f)+"-kube-proxy.gob"))
+		if err == nil {
+			_, err = statefile.Unseal(data, n.client.CacheFileKey(f, "kube-proxy", gen))
+		}
+		if err != nil {
 			t.Fatalf("after apply, the %s cache is not at generation %d: %v", f, gen, err)
 		}
 	}
@@ -63,14 +65,19 @@ func TestCacheIsExact(t *testing.T) {
 		}
 	}
 
-	// The next run trusts a file at the current generation: a file edited
-	// to hold another state (same generation) shows in its plan.
-	path := filepath.Join(dir, "nftables-ip-kube-proxy.gob")
-	data, err := os.ReadFile(path)
+	// The next run trusts a valid file at the current generation: one
+	// written to hold another state shows in its plan.
+	name := "nftables-ip-kube-proxy.gob"
+	data, err := os.ReadFile(filepath.Join(dir.Path(), name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, editCacheFile(t, data), 0o600); err != nil {
+	key := n.client.CacheFileKey(nft.IPv4, "kube-proxy", gen)
+	payload, err := statefile.Unseal(data, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dir.Store(name, key, editCachePayload(t, payload)); err != nil {
 		t.Fatal(err)
 	}
 	next := openClient(t, n.lab.Node())
@@ -82,7 +89,7 @@ func TestCacheIsExact(t *testing.T) {
 	if got := changeNames(plans[0]); !slices.Equal(got, []string{"replace-chain reject-chain"}) {
 		t.Fatalf("a new client did not use the cache file: changes %q", got)
 	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := dir.WriteFile(name, data); err != nil {
 		t.Fatal(err)
 	}
 
@@ -105,18 +112,16 @@ func TestCacheIsExact(t *testing.T) {
 	}
 }
 
-// editCacheFile changes the rule of reject-chain in a cache file (a
-// generation line, then the table in gob) to drop.
-func editCacheFile(t *testing.T, data []byte) []byte {
+// editCachePayload changes the rule of reject-chain in a cache file's
+// payload (the table in gob) to drop.
+func editCachePayload(t *testing.T, payload []byte) []byte {
 	t.Helper()
-	head, body, _ := bytes.Cut(data, []byte("\n"))
 	var f struct{ Table *nft.Ruleset }
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&f); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&f); err != nil {
 		t.Fatal(err)
 	}
 	f.Table.Chain("reject-chain").Rules = []nft.Rule{"drop"}
 	var b bytes.Buffer
-	b.Write(append(head, '\n'))
 	if err := gob.NewEncoder(&b).Encode(f); err != nil {
 		t.Fatal(err)
 	}

@@ -100,3 +100,16 @@ func (c *Conn) generation() (uint32, error) {
 	})
 	return gen, err
 }
+
+// netnsCookie returns the cookie of the network namespace the socket was
+// opened in (Linux 5.14+): unlike the namespace's inode number, it is
+// never reused for another namespace until the next boot.
+func (c *Conn) netnsCookie() (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cookie, err := unix.GetsockoptUint64(c.fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+	if err != nil {
+		return 0, fmt.Errorf("nftables: read network namespace cookie: %w", err)
+	}
+	return cookie, nil
+}

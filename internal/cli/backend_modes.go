@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
@@ -30,7 +29,10 @@ func (c *common) otherBackend(ctx context.Context, k *kernelFlags, mode Mode) (k
 		client.Cache = true
 		if k.stateDir != "" {
 			if cookie, err := nftgen.NetnsCookie(); err == nil {
-				client.CacheDir = filepath.Join(k.stateDir, fmt.Sprintf("netns-%d", cookie), "nftables")
+				if client.CacheDir, err = k.cacheDir(cookie, "nftables"); err != nil {
+					client.Close()
+					return nil, err
+				}
 			}
 		}
 		return &nftBackend{client: client}, nil

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,6 +13,7 @@ import (
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -36,17 +37,22 @@ type kernelFlags struct {
 	ipvsExclude []string
 	// ipvsStrictARP is kube-proxy's --ipvs-strict-arp.
 	ipvsStrictARP bool
+
+	// cacheDirs are the cache directories opened so far, by their path
+	// under --state-dir: proxy builds a client on every reload.
+	cacheMu   sync.Mutex
+	cacheDirs map[string]*statefile.Dir
 }
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
-	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "where dumps of the nf_tables backend are cached, per network namespace (empty: no cache)")
+	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "the cache of what nf_tables holds, per network namespace (empty: no cache); must be owned by the running user and not group- or world-writable")
 	if k.ipvs {
 		fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
 		fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
 	}
 	if k.locking {
-		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving")
+		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving; it and its directory must be owned by the running user and not group- or world-writable, and it may not be a symbolic link")
 		fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, "how long to wait for another run to finish (0: fail at once)")
 	}
 }
@@ -82,14 +88,49 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 		}
 	}
 	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own}
-	if k.stateDir != "" {
-		// The cache is valid for one network namespace only.
+	if k.stateDir != "" && b == applyipt.NFT {
 		if cookie, err := nftgen.NetnsCookie(); err == nil {
-			client.CacheDir = filepath.Join(k.stateDir, fmt.Sprintf("netns-%d", cookie))
-			client.Generation = nftgen.Read
+			dir, err := k.cacheDir(cookie)
+			if err != nil {
+				return nil, err
+			}
+			client.CacheDir, client.Generation, client.NetnsCookie = dir, nftgen.Read, cookie
 		}
 	}
 	return client, nil
+}
+
+// cacheDir opens the cache directory of the network namespace with the
+// given cookie, --state-dir/netns-<cookie>[/sub], creating what is
+// missing (mode 0700). Every component is checked as statefile checks
+// the tool's directories; one that fails is an error naming it and why,
+// and the command stops (exit 2) rather than run with a cache or lock
+// that another user could write or redirect.
+func (k *kernelFlags) cacheDir(cookie uint64, sub ...string) (*statefile.Dir, error) {
+	names := append([]string{fmt.Sprintf("netns-%d", cookie)}, sub...)
+	key := strings.Join(names, "/")
+	k.cacheMu.Lock()
+	defer k.cacheMu.Unlock()
+	if d := k.cacheDirs[key]; d != nil {
+		return d, nil
+	}
+	d, err := statefile.OpenDir(k.stateDir)
+	for _, name := range names {
+		if err != nil {
+			break
+		}
+		parent := d
+		d, err = parent.Sub(name)
+		parent.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--state-dir: %w", err)
+	}
+	if k.cacheDirs == nil {
+		k.cacheDirs = map[string]*statefile.Dir{}
+	}
+	k.cacheDirs[key] = d
+	return d, nil
 }
 
 // excludeCIDRs parses --ipvs-exclude-cidrs.

@@ -1,0 +1,174 @@
+package nftables_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+const cacheFileIP = "nftables-ip-kube-proxy.gob"
+
+// withCacheDir gives n's client a fresh cache directory.
+func withCacheDir(t *testing.T, n *node) *node {
+	t.Helper()
+	n.client.CacheDir = cacheDir(t)
+	return n
+}
+
+// nextRun is a new client on n's namespace and cache directory, as the
+// next run of the command opens.
+func nextRun(t *testing.T, n *node) *node {
+	t.Helper()
+	c := openClient(t, n.lab.Node())
+	c.CacheDir = n.client.CacheDir
+	return &node{lab: n.lab, client: c}
+}
+
+func cacheDirOf(n *node) string { return n.client.CacheDir.Path() }
+
+// TestCacheFromAnotherNamespaceIsNotTrusted copies the cache file of one
+// namespace into another's cache directory, both at the same nf_tables
+// generation: the next plan must read the kernel and see the drift.
+func TestCacheFromAnotherNamespaceIsNotTrusted(t *testing.T) {
+	a, b := withCacheDir(t, newNode(t)), withCacheDir(t, newNode(t))
+	desired := labRender("10.244.0.11", "10.244.0.12")
+	a.apply(t, desired)
+	b.apply(t, desired)
+	for _, cmd := range []string{
+		"delete element ip kube-proxy service-ips { 10.96.0.10 . tcp . 80 }",
+		"add element ip kube-proxy cluster-ips { 10.96.9.9 }",
+		"add chain ip kube-proxy by-hand",
+		"add rule ip kube-proxy services jump by-hand",
+	} {
+		b.nft(t, "", strings.Fields(cmd)...)
+	}
+	if equalGenerations(t, a.lab.Node(), b.lab.Node()) {
+		a = nextRun(t, a)
+		a.plan(t, desired) // a's generation moved: store its cache anew
+	}
+	data, err := os.ReadFile(filepath.Join(cacheDirOf(a), cacheFileIP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cacheDirOf(b), cacheFileIP), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := nextRun(t, b).plan(t, desired)[0]
+	got := changeNames(p)
+	slices.Sort(got)
+	want := []string{"delete-chain by-hand", "replace-chain services", "update-set cluster-ips", "update-set service-ips"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("with another namespace's cache, plan reports %q, want %q:\n%s", got, want, planText(t, p))
+	}
+}
+
+// TestEditedCacheIsNotTrusted drops the Service chain from the table in
+// the cache file, keeping the file's header: the next plan must read the
+// kernel, and an apply must not add the chain's rules a second time.
+func TestEditedCacheIsNotTrusted(t *testing.T) {
+	n := withCacheDir(t, newNode(t))
+	desired := labRender("10.244.0.11", "10.244.0.12")
+	n.apply(t, desired)
+	path := filepath.Join(cacheDirOf(n), cacheFileIP)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := editTable(t, data, func(rs *nft.Ruleset) {
+		rs.Chains = slices.DeleteFunc(rs.Chains, func(c *nft.Chain) bool { return strings.HasPrefix(c.Name, "service-") })
+	})
+	if err := os.WriteFile(path, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	next := nextRun(t, n)
+	plans := next.plan(t, desired)
+	if err := next.client.Apply(context.Background(), plans); err != nil {
+		t.Fatal(err)
+	}
+	next.assertApplied(t, desired)
+	for _, p := range plans {
+		if !p.Changes.Empty() {
+			t.Fatalf("an edited cache file was trusted:\n%s", planText(t, p))
+		}
+	}
+}
+
+// editTable changes the table in a cache file and leaves the header (the
+// text before the blank line that starts the gob payload) as it was.
+func editTable(t *testing.T, data []byte, edit func(*nft.Ruleset)) []byte {
+	t.Helper()
+	head, body, ok := bytes.Cut(data, []byte("\n\n"))
+	if !ok {
+		t.Fatalf("no header in the cache file: %q", data)
+	}
+	var f struct{ Table *nft.Ruleset }
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	edit(f.Table)
+	b := bytes.NewBuffer(append(head, "\n\n"...))
+	if err := gob.NewEncoder(b).Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// cacheDir is a fresh cache directory.
+func cacheDir(tb testing.TB) *statefile.Dir {
+	tb.Helper()
+	d, err := statefile.OpenDir(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+// equalGenerations commits empty tables in whichever of a and b has the
+// lower nf_tables generation until both are at the same one, and reports
+// whether a's moved.
+func equalGenerations(t *testing.T, a, b netlab.NS) (aMoved bool) {
+	t.Helper()
+	for i := 0; ; i++ {
+		ga, gb := mustGen(t, a), mustGen(t, b)
+		switch {
+		case ga == gb:
+			return aMoved
+		case i > 1000:
+			t.Fatalf("generations %d and %d do not meet", ga, gb)
+		case ga < gb:
+			bump(t, a, i)
+			aMoved = true
+		default:
+			bump(t, b, i)
+		}
+	}
+}
+
+func mustGen(t *testing.T, ns netlab.NS) uint32 {
+	t.Helper()
+	var g uint32
+	if err := ns.Do(func() (err error) { g, err = nftgen.Read(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// bump commits one nf_tables transaction in ns.
+func bump(t *testing.T, ns netlab.NS, i int) {
+	t.Helper()
+	if out, err := ns.Run(context.Background(), "nft", "add", "table", "ip", fmt.Sprintf("bump%d", i)); err != nil {
+		t.Fatalf("nft: %v: %s", err, out)
+	}
+}

@@ -1,0 +1,93 @@
+package nftables
+
+import (
+	"bytes"
+	"encoding/gob"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// A cache file serves the next run of the command. It is a statefile
+// envelope keyed by the boot ID, the cookie of the connection's network
+// namespace and the generation, since two namespaces can be at the same
+// generation and both counters restart at boot, with a checksum. Its
+// format names the shape of the gob type, so a build whose Ruleset
+// differs reads the kernel instead of decoding zero values. A file that
+// does not match in every respect, or does not decode, is removed and
+// the kernel is read.
+
+// cacheFile is the payload of a cache file.
+type cacheFile struct {
+	Table *nft.Ruleset // nil: no such table
+}
+
+var cacheFormat = "nftables-table gob " + statefile.TypeShape(cacheFile{})
+
+func cacheName(key tableKey) string {
+	return "nftables-" + string(key.family) + "-" + key.table + ".gob"
+}
+
+// fileKey is what a file with key's state at generation gen is exact for.
+func (c *Client) fileKey(key tableKey, gen uint32) (statefile.Key, bool) {
+	boot, err := statefile.BootID()
+	if err != nil {
+		return statefile.Key{}, false
+	}
+	cookie, err := c.conn.netnsCookie()
+	if err != nil {
+		return statefile.Key{}, false
+	}
+	format := cacheFormat + " " + string(key.family) + " " + key.table
+	return statefile.Key{Format: format, BootID: boot, NetnsCookie: cookie, Generation: gen}, true
+}
+
+// loadFile returns key's state at generation gen from its file, if the
+// file is exactly that.
+func (c *Client) loadFile(key tableKey, gen uint32) (*nft.Ruleset, bool) {
+	if c.CacheDir == nil {
+		return nil, false
+	}
+	fk, ok := c.fileKey(key, gen)
+	if !ok {
+		return nil, false
+	}
+	data, err := c.CacheDir.Load(cacheName(key), fk)
+	if err != nil {
+		return nil, false
+	}
+	var f cacheFile
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&f); err != nil {
+		c.removeFile(key)
+		return nil, false
+	}
+	if f.Table != nil && (f.Table.Family != key.family || f.Table.Table != key.table) {
+		c.removeFile(key)
+		return nil, false
+	}
+	return f.Table, true
+}
+
+// storeFile writes rs as key's state at generation gen. A file that cannot
+// be written is removed, so that it cannot serve a stale state later (its
+// generation would not match anyway).
+func (c *Client) storeFile(key tableKey, gen uint32, rs *nft.Ruleset) {
+	if c.CacheDir == nil {
+		return
+	}
+	var b bytes.Buffer
+	fk, ok := c.fileKey(key, gen)
+	err := gob.NewEncoder(&b).Encode(cacheFile{Table: rs})
+	if ok && err == nil {
+		err = c.CacheDir.Store(cacheName(key), fk, b.Bytes())
+	}
+	if !ok || err != nil {
+		c.removeFile(key)
+	}
+}
+
+func (c *Client) removeFile(key tableKey) {
+	if c.CacheDir != nil {
+		_ = c.CacheDir.Remove(cacheName(key))
+	}
+}

@@ -118,11 +118,8 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if np, ok := p.(*nftPlan); ok && len(np.pending()) > 0 {
 		fmt.Fprintf(o.streams.ErrOut, "stale chains emptied but still referenced by the kernel, deleted by the next apply: %s\n", strings.Join(np.pending(), ", "))
 	}
-	if ie := interruption(ctx); ie != nil {
-		fmt.Fprintf(o.streams.ErrOut, "%v while writing: the apply was finished first\n", ie)
-		if o.wait {
-			return fmt.Errorf("%w: the apply was finished, but not --wait", ie)
-		}
+	if ie := o.noteFinished(ctx, "apply"); ie != nil && o.wait {
+		return fmt.Errorf("%w: the apply was finished, but not --wait", ie)
 	}
 	if o.wait {
 		return o.waitDrained(ctx, b, p)

@@ -68,5 +68,6 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(o.streams.Out, "Reset (%s): %s\n", b.name(), p.summary())
+	o.noteFinished(ctx, "reset")
 	return nil
 }

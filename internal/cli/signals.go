@@ -72,3 +72,13 @@ func notWritten(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// noteFinished says on stderr that a signal came while what (an apply, a
+// reset) was under way and that it was finished; it returns the signal.
+func (c *common) noteFinished(ctx context.Context, what string) *interruptedError {
+	ie := interruption(ctx)
+	if ie != nil {
+		fmt.Fprintf(c.streams.ErrOut, "%v: the %s under way was finished, nothing more was started\n", ie, what)
+	}
+	return ie
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -39,37 +40,57 @@ func (c *Client) Plan(ctx context.Context, desired []*ipt.Ruleset) ([]*Plan, err
 	return plans, nil
 }
 
-// Step is one iptables-restore run: one table of one family.
+// Step is one iptables-restore run: every table of one family that
+// changes, in the order of Tables.
 type Step struct {
 	Family nodetable.Family
-	Table  ipt.TableName
+	Tables []ipt.TableName
 	Script []byte
 }
 
-// Steps returns the restore runs that apply the plans, in order.
+// Steps returns the restore runs that apply the plans, one per family.
 func (c *Client) Steps(plans []*Plan) []Step {
 	var steps []Step
 	for _, p := range plans {
-		for _, t := range Tables {
-			if s := Script(p.Changes.Changes, t, c.Backend, chainCount(p.Live, t)); s != nil {
-				steps = append(steps, Step{Family: p.Desired.Family, Table: t, Script: s})
-			}
+		if s, ok := c.step(p.Desired.Family, p.Changes.Changes, p.Live); ok {
+			steps = append(steps, s)
 		}
 	}
 	return steps
 }
 
+// step puts the changes of every table of one family into one restore
+// input. iptables-restore still commits each table at its COMMIT line (on
+// the nf_tables backend too), but once it runs it has all of its input
+// (see OSExec), so it writes every table even if this process dies.
+func (c *Client) step(family nodetable.Family, changes []diff.IPTablesChange, live *ipt.Ruleset) (Step, bool) {
+	s := Step{Family: family}
+	for _, t := range Tables {
+		if part := Script(changes, t, c.Backend, chainCount(live, t)); part != nil {
+			s.Tables = append(s.Tables, t)
+			s.Script = append(s.Script, part...)
+		}
+	}
+	return s, len(s.Tables) > 0
+}
+
 // ApplyError reports a failed apply and whether the tables written before
 // the failure were restored.
 type ApplyError struct {
-	Step       Step
-	Err        error
+	Step Step
+	Err  error
+	// RollbackOK is set when tables had been written (by earlier steps, or
+	// by the failed restore before its failing table) and were restored.
 	RollbackOK bool
 	Rollback   error
 }
 
 func (e *ApplyError) Error() string {
-	msg := fmt.Sprintf("apply %s %s table: %v", e.Step.Family, e.Step.Table, e.Err)
+	var tables []string
+	for _, t := range e.Step.Tables {
+		tables = append(tables, string(t))
+	}
+	msg := fmt.Sprintf("apply %s %s tables: %v", e.Step.Family, strings.Join(tables, " and "), e.Err)
 	if e.Rollback != nil {
 		return msg + fmt.Sprintf("; undoing the tables already written also failed: %v", e.Rollback)
 	}
@@ -81,9 +102,10 @@ func (e *ApplyError) Error() string {
 
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// Apply runs the steps of the plans. Each step is atomic in the kernel. If
-// a step fails, the steps already run are undone from the live state read
-// before, so the kernel ends either fully applied or as it was.
+// Apply runs the steps of the plans, one restore per family. If a restore
+// fails, whatever the failed and the earlier restores committed is undone
+// from the live state read before, so the kernel ends either fully applied
+// or as it was. A restore is never cancelled half way (see Restore).
 func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 	if c.Ownership == nil {
 		return errNoOwnership // the undo needs it
@@ -94,21 +116,21 @@ func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 		}
 	}
 	steps := c.Steps(plans)
-	if len(steps) == 0 {
-		return nil
-	}
+	commits := 0
 	for i, s := range steps {
 		if err := c.Restore(ctx, s.Family, s.Script); err != nil {
 			c.forgetAll(plans)
 			ae := &ApplyError{Step: s, Err: err}
-			if i > 0 {
-				ae.Rollback = c.undo(context.WithoutCancel(ctx), plans, steps[:i])
-				ae.RollbackOK = ae.Rollback == nil
-			}
+			var undone int
+			undone, ae.Rollback = c.undo(context.WithoutCancel(ctx), plans, steps[:i+1])
+			ae.RollbackOK = undone > 0 && ae.Rollback == nil
 			return ae
 		}
+		commits += len(s.Tables)
 	}
-	c.remember(plans, len(steps))
+	if commits > 0 {
+		c.remember(plans, commits)
+	}
 	return nil
 }
 
@@ -149,19 +171,21 @@ func (c *Client) forgetAll(plans []*Plan) {
 	}
 }
 
-// undo restores the owned part of each table written by done to what Plan
-// read before the apply.
-func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
+// undo restores the owned part of each family written by done, the
+// failed step included, to what Plan read before the apply, and returns
+// how many restores that took: none when nothing had been committed.
+func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) (int, error) {
 	var errs []error
+	n := 0
 	for i := len(done) - 1; i >= 0; i-- {
-		s := done[i]
+		family := done[i].Family
 		var before *ipt.Ruleset
 		for _, p := range plans {
-			if p.Live.Family == s.Family {
+			if p.Live.Family == family {
 				before = p.Live
 			}
 		}
-		now, err := c.Read(ctx, s.Family)
+		now, err := c.Read(ctx, family)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -171,13 +195,14 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) error {
 			errs = append(errs, err)
 			continue
 		}
-		if script := Script(back.Changes, s.Table, c.Backend, chainCount(now, s.Table)); script != nil {
-			if err := c.Restore(ctx, s.Family, script); err != nil {
+		if s, ok := c.step(family, back.Changes, now); ok {
+			n++
+			if err := c.Restore(ctx, family, s.Script); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return n, errors.Join(errs...)
 }
 
 // checkWritable refuses changes holding a rule that would not stay on its

@@ -1,6 +1,7 @@
 // Package iptables reads the node's live iptables rules and applies change
-// sets to them with iptables-restore --noflush, one atomic restore per
-// table, undoing the tables already written if a later one fails.
+// sets to them with iptables-restore --noflush, one restore per family
+// holding filter, then nat (each table atomic in the kernel), undoing the
+// tables already written if a later one fails.
 package iptables
 
 import (
@@ -8,9 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -25,14 +29,25 @@ type Execer interface {
 	Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
 }
 
-// OSExec runs programs with os/exec.
+// OSExec runs programs with os/exec, each in its own process group, so
+// that a Ctrl-C on the terminal, which signals the foreground group,
+// reaches this process (which finishes the restore it started) and not a
+// restore in the middle of its input. Standard input is a file rather than
+// a pipe: a restore whose parent dies still reads all of its input, and
+// never commits the first tables of a cut-off input.
 type OSExec struct{}
 
 // Run implements Execer. The error names the command and carries its stderr.
 func (OSExec) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+		f, err := inputFile(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: input: %w", name, err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -45,6 +60,28 @@ func (OSExec) Run(ctx context.Context, stdin []byte, name string, args ...string
 		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
+}
+
+// inputFile returns an anonymous file holding b, positioned at its start:
+// a memfd, or an unlinked temporary file where memfds are missing.
+func inputFile(b []byte) (*os.File, error) {
+	var f *os.File
+	if fd, err := unix.MemfdCreate("svcproxy-input", unix.MFD_CLOEXEC); err == nil {
+		f = os.NewFile(uintptr(fd), "svcproxy-input")
+	} else if f, err = os.CreateTemp("", "svcproxy-input-"); err != nil {
+		return nil, err
+	} else {
+		os.Remove(f.Name())
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Backend is an iptables backend: the legacy x_tables or nf_tables.
@@ -89,6 +126,34 @@ func (c *Client) tool(family nodetable.Family, what string) string {
 }
 
 // Tables are the tables the tool writes, in the order it writes them.
+//
+// The kernel commits each table on its own, on both backends: the legacy
+// one replaces a table per COMMIT, and iptables-nft-restore also sends one
+// nf_tables transaction per COMMIT line rather than one for its whole
+// input. So packets can meet the new filter table with the old nat table
+// for a moment, and for good if the apply stops there. Filter goes first
+// because that state is safe:
+//
+//   - The only links between the tables are marks and destinations. nat
+//     DNATs before filter sees a packet (PREROUTING and OUTPUT run nat
+//     before filter runs INPUT, FORWARD and OUTPUT), and filter's Service
+//     rules (REJECT without endpoints, DROP without local endpoints,
+//     KUBE-PROXY-FIREWALL's DROP outside loadBalancerSourceRanges) match
+//     the Service's address, so they see only what nat left undone.
+//   - Filter new, nat old: a packet is DNATed by the old rules, to an
+//     endpoint the old state proxied to, or meets the new filter rules,
+//     so it is dropped only where the new state drops it and passes
+//     unproxied only where the new state lets it through (by proxying
+//     it). KUBE-FORWARD, which accepts the masquerade mark nat sets,
+//     exists before a first apply's nat rules set it.
+//   - Nat new, filter old would not be safe: traffic that both states
+//     keep from the node (a Service that lost its local endpoints, or
+//     gained source ranges) is neither DNATed by the new nat rules nor
+//     dropped by the old filter rules, so it goes on unproxied, to the
+//     node's own sockets for a NodePort; and a first apply would DNAT and
+//     mark forwarded traffic before KUBE-FORWARD accepts it.
+//
+// The same holds for an undo (the transition back) and for reset.
 var Tables = []ipt.TableName{ipt.Filter, ipt.NAT}
 
 // Read returns the filter and nat tables of one family: from the cache
@@ -160,12 +225,14 @@ func (c *Client) dump(ctx context.Context, family nodetable.Family) (*ipt.Rulese
 	return rs, nil
 }
 
-// Restore runs one iptables-restore --noflush with the given script.
+// Restore runs one iptables-restore --noflush with the given script. It
+// is not cancelled with ctx: killing a restore after it committed its
+// first table would leave the next ones unwritten.
 func (c *Client) Restore(ctx context.Context, family nodetable.Family, script []byte) error {
 	args := []string{"--noflush"}
 	if c.Backend == Legacy && c.WaitSeconds > 0 {
 		args = append(args, "-w", fmt.Sprint(c.WaitSeconds), "-W", "100000")
 	}
-	_, err := c.Exec.Run(ctx, script, c.tool(family, "restore"), args...)
+	_, err := c.Exec.Run(context.WithoutCancel(ctx), script, c.tool(family, "restore"), args...)
 	return err
 }

@@ -45,11 +45,17 @@ func newApplyCommand(c *common) *cobra.Command {
 		Use:   "apply",
 		Short: "Change this node's kernel rules to match the cluster, changing only what differs",
 		Long: `Render the desired rules, read the live rules, and write only the chains that
-differ. In iptables and userspace mode that is one atomic iptables-restore
---noflush per table; if a later table fails, the tables already written are
-restored. In nftables mode it is one netlink transaction per table. Either
-way the kernel is fully applied or as it was. Rules the tool does not own are never touched. Stale UDP
-conntrack entries of changed Services are deleted afterwards.
+differ. In iptables and userspace mode that is one iptables-restore --noflush
+per IP family, which commits the filter table, then the nat table; if a table
+fails, the tables already written are restored. In nftables mode it is one
+netlink transaction per table. Either way the kernel is fully applied or as it
+was. Rules the tool does not own are never touched. Stale UDP conntrack entries
+of changed Services are deleted afterwards.
+
+SIGTERM or SIGINT before the first write stops the apply with nothing written
+(exit 2); once it writes, the apply is finished first (exit 0, with a note on
+stderr). A second signal ends the process at once; a restore already running
+still completes.
 
 Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Example: `  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
@@ -93,7 +99,11 @@ func (o *ApplyOptions) Validate() error {
 }
 
 // Run renders, locks, plans and applies, once or (--watch) on every change.
+// A SIGTERM or SIGINT stops it before it writes, or after the apply it has
+// started (see withInterrupt).
 func (o *ApplyOptions) Run(ctx context.Context) error {
+	ctx, stop := withInterrupt(ctx)
+	defer stop()
 	if o.watch.enabled {
 		return o.runWatchMode(ctx)
 	}
@@ -107,11 +117,11 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	}
 	d, err := o.renderSnapshot(settings, snap)
 	if err != nil {
-		return err
+		return notWritten(ctx, err)
 	}
 	b, err := o.backend(ctx, &o.kernel, d.mode)
 	if err != nil {
-		return err
+		return notWritten(ctx, err)
 	}
 	p, err := o.applyDesired(ctx, b, d, o.dryRun)
 	if err != nil || o.dryRun {
@@ -120,6 +130,9 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	fmt.Fprintf(o.streams.Out, "Applied (%s): %s\n", b.name(), p.summary())
 	if np, ok := p.(*nftPlan); ok && len(np.pending()) > 0 {
 		fmt.Fprintf(o.streams.ErrOut, "stale chains emptied but still referenced by the kernel, deleted by the next apply: %s\n", strings.Join(np.pending(), ", "))
+	}
+	if ie := o.noteFinished(ctx, "apply"); ie != nil && o.wait {
+		return fmt.Errorf("%w: the apply was finished, but not --wait", ie)
 	}
 	if o.wait {
 		return o.waitDrained(ctx, b, p)

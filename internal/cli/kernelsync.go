@@ -39,6 +39,10 @@ func (c *common) syncKernel(ctx context.Context, k *kernelFlags, mode Mode, desi
 // no lock, prints what apply would send to the kernel, and returns the plan
 // unapplied. beforeApply runs just before writing, with the plan; an
 // error from it stops the sync with nothing written.
+//
+// ctx is checked once, after planning (see withInterrupt): a signal before
+// that writes nothing; after it, the apply runs to its end, on a context
+// that nothing cancels.
 func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan func() (kernelPlan, error), dryRun bool, beforeApply func(kernelPlan) error) (kernelPlan, error) {
 	if !dryRun {
 		l, err := k.lock()
@@ -48,8 +52,11 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		defer l.Release()
 	}
 	p, err := plan()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
-		return nil, err
+		return nil, notWritten(ctx, err)
 	}
 	if dryRun {
 		return p, b.dryRun(c.streams.Out, p)
@@ -62,5 +69,5 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	if p.empty() {
 		return p, nil
 	}
-	return p, b.apply(ctx, p)
+	return p, b.apply(context.WithoutCancel(ctx), p)
 }

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,7 +116,7 @@ func (o *ProxyOptions) Validate() error {
 
 // Run runs the proxy until SIGTERM or SIGINT.
 func (o *ProxyOptions) Run(ctx context.Context) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := withInterrupt(ctx)
 	defer stop()
 	o.log = slog.New(slog.NewTextHandler(o.streams.ErrOut, &slog.HandlerOptions{Level: verbosityLevel(o.verbosity)}))
 	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))

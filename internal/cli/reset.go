@@ -53,16 +53,21 @@ func (o *ResetOptions) Validate() error {
 }
 
 // Run removes the owned rules of every selected family.
+// A SIGTERM or SIGINT stops it before it writes, or after the reset it
+// has started (see withInterrupt).
 func (o *ResetOptions) Run(ctx context.Context) error {
+	ctx, stop := withInterrupt(ctx)
+	defer stop()
 	families := o.proxy.settings.families
 	b, err := o.backend(ctx, &o.kernel, o.proxy.settings.mode)
 	if err != nil {
-		return err
+		return notWritten(ctx, err)
 	}
 	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.planReset(ctx, families) }, o.dryRun, nil)
 	if err != nil || o.dryRun {
 		return err
 	}
 	fmt.Fprintf(o.streams.Out, "Reset (%s): %s\n", b.name(), p.summary())
+	o.noteFinished(ctx, "reset")
 	return nil
 }

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -59,8 +56,8 @@ func (w *watchFlags) validate(fs *pflag.FlagSet, conflicts ...string) error {
 	return nil
 }
 
-// runWatch runs until ctx is done or SIGINT or SIGTERM arrives, which
-// is a clean stop (nil). sync renders snap and reconciles the kernel,
+// runWatch runs until ctx is done, which is a clean stop (nil): Run's
+// withInterrupt cancels it on SIGINT or SIGTERM, after the sync under way. sync renders snap and reconciles the kernel,
 // returning a summary of what it changed; a failed sync is logged and
 // retried. It returns an error only for what waiting cannot fix: invalid
 // flags, an address already in use, rejected credentials, a missing
@@ -72,8 +69,6 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	restConfig.UserAgent = "kubectl-svcproxy/" + version + " (watch)"
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	logf := timestampLogger(o.streams.ErrOut)
 	logf("watching %s for node %q", restConfig.Host, o.proxy.NodeName)
 	err = watch.Run(ctx, watch.Config{

@@ -15,15 +15,7 @@ import (
 // as a rule makes its way into the kernel and out of a dump.
 func wire(t testing.TB, family byte, exprs []expr.Any) []expr.Any {
 	t.Helper()
-	var e encoder
-	for _, x := range exprs {
-		data, err := expr.Marshal(family, x)
-		if err != nil {
-			t.Fatalf("marshal %T: %v", x, err)
-		}
-		e.put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
-	}
-	out, err := unmarshalExprs(family, e.b)
+	out, err := unmarshalExprs(family, encodeExprs(t, family, exprs))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,9 @@ func FuzzDecodeRule(f *testing.F) {
 	})
 }
 
+// encodeExprs encodes expressions as a rule's NFTA_RULE_EXPRESSIONS.
 func encodeExprs(t testing.TB, family byte, exprs []expr.Any) []byte {
+	t.Helper()
 	var e encoder
 	for _, x := range exprs {
 		data, err := expr.Marshal(family, x)

@@ -24,6 +24,8 @@ trap 'ip netns del "$ns" 2>/dev/null || true; rm -rf "$state"' EXIT
 svcp() {
   ip netns exec "$ns" "$bin" --node-name=node1 --cluster-cidr=10.244.0.0/16 --family=ipv4 "$@"
 }
+# reset renders nothing, so it takes no node or cluster flags.
+svcp_reset() { ip netns exec "$ns" "$bin" reset --family=ipv4 "$@"; }
 kernel() { ip netns exec "$ns" "$@"; }
 step() { printf '\n### %s\n' "$*"; }
 show() { # run a command, print at most $1 lines of its output, and its exit code
@@ -86,7 +88,7 @@ show 5 svcp apply -f "$state/cluster.yaml" "${kopts[@]}"
 show 5 svcp plan -f "$state/cluster.yaml"
 
 step "6. kubectl svcproxy reset: everything the tool owns goes (kubelet's KUBE-FIREWALL stays)"
-show 5 svcp reset "${kopts[@]}"
+show 5 svcp_reset "${kopts[@]}"
 echo "chains left in the namespace:"
 kernel iptables-save | grep '^:' | grep -v -E '^:(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) ' || true
 
@@ -95,6 +97,6 @@ show 3 svcp apply --mode=nftables -f "$state/cluster.yaml" "${kopts[@]}"
 kernel nft delete element ip kube-proxy service-ips '{ 10.96.0.10 . tcp . 80 }'
 show 16 svcp plan --mode=nftables -f "$state/cluster.yaml"
 show 3 svcp apply --mode=nftables -f "$state/cluster.yaml" "${kopts[@]}"
-show 3 svcp reset --mode=nftables "${kopts[@]}"
+show 3 svcp_reset --mode=nftables "${kopts[@]}"
 echo "tables left in the namespace:"
 kernel nft list tables

@@ -222,6 +222,9 @@ func parseProto(s string) ([]byte, error) {
 }
 
 func formatProto(b []byte) (string, bool) {
+	if len(b) != 1 {
+		return "", false
+	}
 	if name, ok := protoNames[b[0]]; ok {
 		return name, true
 	}
@@ -234,6 +237,9 @@ func parsePort(s string) ([]byte, error) {
 }
 
 func formatPort(b []byte) (string, bool) {
+	if len(b) != 2 {
+		return "", false
+	}
 	return strconv.Itoa(int(binary.BigEndian.Uint16(b))), true
 }
 
@@ -243,6 +249,9 @@ func parseUint32Host(s string) ([]byte, error) {
 }
 
 func formatUint32Host(b []byte) (string, bool) {
+	if len(b) != 4 {
+		return "", false
+	}
 	return strconv.FormatUint(uint64(binary.NativeEndian.Uint32(b)), 10), true
 }
 
@@ -252,6 +261,9 @@ func parseHex32Host(s string) ([]byte, error) {
 }
 
 func formatHex32Host(b []byte) (string, bool) {
+	if len(b) != 4 {
+		return "", false
+	}
 	return fmt.Sprintf("0x%08x", binary.NativeEndian.Uint32(b)), true
 }
 
@@ -286,6 +298,9 @@ func parseBits(names []flagName) func(string) ([]byte, error) {
 
 func formatBits(names []flagName) func([]byte) (string, bool) {
 	return func(b []byte) (string, bool) {
+		if len(b) != 4 {
+			return "", false
+		}
 		v := binary.NativeEndian.Uint32(b)
 		var parts []string
 		for _, f := range names {
@@ -315,6 +330,9 @@ func parseFibType(s string) ([]byte, error) {
 }
 
 func formatFibType(b []byte) (string, bool) {
+	if len(b) != 4 {
+		return "", false
+	}
 	v := binary.NativeEndian.Uint32(b)
 	if int(v) < len(fibTypes) {
 		return fibTypes[v], true

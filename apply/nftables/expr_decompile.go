@@ -27,8 +27,15 @@ type anonSource func(name string) (info *setInfo, elems []rawElem, ok bool)
 // userdata) exactly as nft 1.0.6 lists them, for the shapes compileRule
 // generates and nft writes for the same text. Anything else decodes to a
 // text that starts with UnsupportedPrefix.
-func decompileRule(family byte, exprs []expr.Any, udata []byte, anon anonSource) nft.Rule {
+func decompileRule(family byte, exprs []expr.Any, udata []byte, anon anonSource) (out nft.Rule) {
 	d := &decompiler{family: family, anon: anon, imm: map[uint32][]byte{}}
+	// The kernel hands back what was written, by anyone: a shape this
+	// decoder has not foreseen must read as drift, never crash a plan.
+	defer func() {
+		if r := recover(); r != nil {
+			out = oneLine(d.unsupported(fmt.Errorf("undecodable: %v", r), nil))
+		}
+	}()
 	for _, e := range exprs {
 		if err := d.step(e); err != nil {
 			return oneLine(d.unsupported(err, e))

@@ -149,8 +149,8 @@ func testWatchBurst(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Interf
 }
 
 // createService writes Service name (port 80 to 8080) with clusterIP and
-// its EndpointSlice with one ready endpoint on node1.
-func createService(ctx context.Context, client kubernetes.Interface, name, clusterIP, endpoint string) error {
+// its EndpointSlice name-1 with the endpoints, ready, on node1.
+func createService(ctx context.Context, client kubernetes.Interface, name, clusterIP string, endpoints ...string) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.ServiceSpec{ClusterIP: clusterIP, Ports: []corev1.ServicePort{
@@ -160,24 +160,34 @@ func createService(ctx context.Context, client kubernetes.Interface, name, clust
 	if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	port, proto, portName, ready, node := int32(8080), corev1.ProtocolTCP, "http", true, "node1"
+	port, proto, portName := int32(8080), corev1.ProtocolTCP, "http"
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: name + "-1", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
-		Endpoints: []discoveryv1.Endpoint{{
-			Addresses: []string{endpoint}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
-		}},
+		Endpoints:   readyEndpoints(endpoints),
 	}
 	_, err := client.DiscoveryV1().EndpointSlices("default").Create(ctx, slice, metav1.CreateOptions{})
 	return err
+}
+
+// readyEndpoints are ready endpoints on node1 at addrs, one each.
+func readyEndpoints(addrs []string) []discoveryv1.Endpoint {
+	eps := []discoveryv1.Endpoint{}
+	for _, a := range addrs {
+		ready, node := true, "node1"
+		eps = append(eps, discoveryv1.Endpoint{
+			Addresses: []string{a}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+		})
+	}
+	return eps
 }
 
 // testWatchDrift deletes the per-service chain of the Service at
 // clusterIP by hand and waits for the periodic sync to bring it back.
 func testWatchDrift(t *testing.T, n *e2eNode, m e2eMode, tool *bgProc, clusterIP string) {
 	before := tool.metric("svcproxy_drift_repaired_total")
-	chain := m.deleteServiceChain(t, n, clusterIP)
+	chain := deleteServiceChain(t, n, m, clusterIP)
 	deleted := time.Now()
 	dst := netip.MustParseAddrPort(clusterIP + ":80")
 	tool.waitFor(t, "the chain to come back", e2eSyncPeriod+5*time.Second, func() bool {

@@ -8,6 +8,10 @@
 // Nodes and EndpointSlices themselves. kube-apiserver itself creates the
 // default/kubernetes Service (without endpoints: it advertises 127.0.0.1,
 // which may not be an endpoint) and the default ServiceCIDR.
+//
+// StopAPIServer and StartAPIServer restart kube-apiserver on the same
+// address and etcd, as a control-plane upgrade does, for tests of clients
+// that must live through it.
 package testcluster
 
 import (
@@ -56,6 +60,11 @@ type Cluster struct {
 	dir       string // temporary files, removed when the test ends
 	caFile    string // the CA of kube-apiserver's self-signed serving certificate
 	apiserver *Process
+
+	// How kube-apiserver was started, for StartAPIServer.
+	apiserverBin  string
+	apiserverArgs []string
+	restarts      int
 }
 
 // Start builds the binaries if needed, starts etcd and kube-apiserver on
@@ -131,26 +140,57 @@ func (c *Cluster) startAPIServer(t testing.TB, bin string, port int, etcdURL str
 	// address (and localhost) followed by the CA that signed it.
 	c.caFile = filepath.Join(certDir, "apiserver.crt")
 	saKey := filepath.Join(c.dir, "sa.key")
-	c.apiserver = startProcess(t, "kube-apiserver", filepath.Join(bin, "kube-apiserver"), filepath.Join(c.dir, "kube-apiserver.log"),
+	c.apiserverBin = filepath.Join(bin, "kube-apiserver")
+	c.apiserverArgs = []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		// A loopback advertise address cannot be an endpoint of
 		// default/kubernetes: that Service has no endpoints here.
 		"--endpoint-reconciler-type=none",
 		fmt.Sprintf("--secure-port=%d", port),
-		"--cert-dir="+certDir,
-		"--etcd-servers="+etcdURL,
-		"--token-auth-file="+filepath.Join(c.dir, "tokens.csv"),
+		"--cert-dir=" + certDir,
+		"--etcd-servers=" + etcdURL,
+		"--token-auth-file=" + filepath.Join(c.dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range="+ServiceCIDR+","+ServiceCIDRv6,
+		"--service-cluster-ip-range=" + ServiceCIDR + "," + ServiceCIDRv6,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+saKey,
-		"--service-account-signing-key-file="+saKey,
+		"--service-account-key-file=" + saKey,
+		"--service-account-signing-key-file=" + saKey,
 		// No controller manager creates the token that this plugin would
 		// give Pods; Services need neither.
 		"--disable-admission-plugins=ServiceAccount",
 		"--profiling=false",
-	)
+	}
+	c.apiserver = startProcess(t, "kube-apiserver", c.apiserverBin, filepath.Join(c.dir, "kube-apiserver.log"), c.apiserverArgs...)
+}
+
+// StopAPIServer stops kube-apiserver as a control-plane restart does
+// (SIGTERM, SIGKILL after 10 s) and waits until it has exited. etcd keeps
+// running with the cluster's data. Until StartAPIServer, clients see their
+// connections closed and new ones refused.
+func (c *Cluster) StopAPIServer() { c.apiserver.Stop() }
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, with the
+// same flags: the same address, etcd, serving certificate (kept in the
+// certificate directory) and tokens, so every kubeconfig and client keeps
+// working. It waits until the server is ready. The new process is stopped
+// when t ends, so t must outlive the cluster's use. Its log is
+// kube-apiserver.N.log, N counting the restarts.
+func (c *Cluster) StartAPIServer(t testing.TB) {
+	t.Helper()
+	if c.apiserver.Running() == nil {
+		t.Fatalf("testcluster: StartAPIServer: kube-apiserver is running")
+	}
+	begin := time.Now()
+	c.restarts++
+	log := filepath.Join(c.dir, fmt.Sprintf("kube-apiserver.%d.log", c.restarts))
+	c.apiserver = startProcess(t, "kube-apiserver", c.apiserverBin, log, c.apiserverArgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := c.poll(ctx, func() error { return c.ready(ctx) }); err != nil {
+		t.Fatalf("testcluster: restart: %v", err)
+	}
+	t.Logf("testcluster: kube-apiserver ready again in %v", time.Since(begin).Round(time.Millisecond))
 }
 
 // poll calls cond until it returns nil, failing early if kube-apiserver

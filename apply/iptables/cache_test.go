@@ -2,7 +2,6 @@ package iptables_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +31,7 @@ func TestCacheFromAnotherNamespaceIsNotTrusted(t *testing.T) {
 	} {
 		b.ipt(t, cmd)
 	}
-	if gb := equalGenerations(t, a.lab.Node(), b.lab.Node()); gb {
+	if gb := netlab.EqualGenerations(t, a.lab.Node(), b.lab.Node()); gb {
 		a.read(t) // a's generation moved: store its cache anew
 	}
 	data, err := os.ReadFile(filepath.Join(cacheDirOf(a), cacheFileIPv4))
@@ -92,44 +91,6 @@ func requireNFT(t *testing.T) {
 	requireKernel(t, applyipt.NFT)
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Skip("kernel test: nft not installed (hack/install-deps.sh installs it)")
-	}
-}
-
-// equalGenerations commits empty tables in whichever of a and b has the
-// lower nf_tables generation until both are at the same one, and reports
-// whether a's moved.
-func equalGenerations(t *testing.T, a, b netlab.NS) (aMoved bool) {
-	t.Helper()
-	for i := 0; ; i++ {
-		ga, gb := mustGen(t, a), mustGen(t, b)
-		switch {
-		case ga == gb:
-			return aMoved
-		case i > 1000:
-			t.Fatalf("generations %d and %d do not meet", ga, gb)
-		case ga < gb:
-			bump(t, a, i)
-			aMoved = true
-		default:
-			bump(t, b, i)
-		}
-	}
-}
-
-func mustGen(t *testing.T, ns netlab.NS) uint32 {
-	t.Helper()
-	g, err := generation(ns)()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// bump commits one nf_tables transaction in ns.
-func bump(t *testing.T, ns netlab.NS, i int) {
-	t.Helper()
-	if out, err := ns.Run(context.Background(), "nft", "add", "table", "ip", fmt.Sprintf("bump%d", i)); err != nil {
-		t.Fatalf("nft: %v: %s", err, out)
 	}
 }
 

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
@@ -53,7 +51,7 @@ func TestCacheFromAnotherNamespaceIsNotTrusted(t *testing.T) {
 	} {
 		b.nft(t, "", strings.Fields(cmd)...)
 	}
-	if equalGenerations(t, a.lab.Node(), b.lab.Node()) {
+	if netlab.EqualGenerations(t, a.lab.Node(), b.lab.Node()) {
 		a = nextRun(t, a)
 		a.plan(t, desired) // a's generation moved: store its cache anew
 	}
@@ -133,42 +131,4 @@ func cacheDir(tb testing.TB) *statefile.Dir {
 	}
 	tb.Cleanup(func() { d.Close() })
 	return d
-}
-
-// equalGenerations commits empty tables in whichever of a and b has the
-// lower nf_tables generation until both are at the same one, and reports
-// whether a's moved.
-func equalGenerations(t *testing.T, a, b netlab.NS) (aMoved bool) {
-	t.Helper()
-	for i := 0; ; i++ {
-		ga, gb := mustGen(t, a), mustGen(t, b)
-		switch {
-		case ga == gb:
-			return aMoved
-		case i > 1000:
-			t.Fatalf("generations %d and %d do not meet", ga, gb)
-		case ga < gb:
-			bump(t, a, i)
-			aMoved = true
-		default:
-			bump(t, b, i)
-		}
-	}
-}
-
-func mustGen(t *testing.T, ns netlab.NS) uint32 {
-	t.Helper()
-	var g uint32
-	if err := ns.Do(func() (err error) { g, err = nftgen.Read(); return err }); err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// bump commits one nf_tables transaction in ns.
-func bump(t *testing.T, ns netlab.NS, i int) {
-	t.Helper()
-	if out, err := ns.Run(context.Background(), "nft", "add", "table", "ip", fmt.Sprintf("bump%d", i)); err != nil {
-		t.Fatalf("nft: %v: %s", err, out)
-	}
 }

@@ -8,13 +8,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -290,77 +289,37 @@ func (c *churner) String() string {
 	return s
 }
 
-// rssSampler reads a process's resident set size every period.
-type rssSampler struct {
-	pid   int
-	start time.Time
-
-	mu      sync.Mutex
-	samples []rssSample
-	err     error // the first failed read
-}
-
-// rssSample is the RSS in KB at a time since the soak started.
-type rssSample struct {
-	at time.Duration
-	kb float64
-}
-
-func (r *rssSampler) run(ctx context.Context, period time.Duration) {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		kb, err := vmRSS(r.pid)
-		r.mu.Lock()
-		if err != nil && r.err == nil {
-			r.err = err
-		} else if err == nil {
-			r.samples = append(r.samples, rssSample{at: time.Since(r.start), kb: float64(kb)})
-		}
-		r.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+// TestSoakProbe checks the soak's prober in a lab without rules: a
+// connection that the network drops or refuses fails, and one whose SYN
+// a backend answered, whatever came after, is never a failure.
+func TestSoakProbe(t *testing.T) {
+	lab := netlab.New(t)
+	pod := lab.AddPod("backend", netip.MustParseAddr("10.244.0.5"))
+	if err := pod.ServeTCP(8080); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// vmRSS returns the VmRSS line of /proc/PID/status, in KB.
-func vmRSS(pid int) (int64, error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
+	// A backend whose kernel completes the handshakes but that never answers.
+	var ln net.Listener
+	if err := pod.NS().Do(func() error {
+		var err error
+		ln, err = net.Listen("tcp4", "10.244.0.5:7000")
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+	defer ln.Close()
+	for _, c := range []struct {
+		dst      string
+		ok, late bool
+	}{
+		{"10.244.0.5:8080", true, false},
+		{"10.244.0.5:7000", false, true},
+		{"10.244.0.5:9999", false, false}, // refused
+		{"10.96.99.99:80", false, false},  // no rule claims it: the SYN is dropped
+	} {
+		got, late, err := soakProbe(t.Context(), lab.Client(), netip.MustParseAddrPort(c.dst), 500*time.Millisecond)
+		if (err == nil) != c.ok || (late != "") != c.late || (c.ok && got != "backend") {
+			t.Errorf("%s: %q, late %q, error %v; want ok %v, late %v", c.dst, got, late, err, c.ok, c.late)
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
-}
-
-// slopePerMinute is the least-squares slope of the samples, in KB per
-// minute; 0 for fewer than two.
-func slopePerMinute(samples []rssSample) float64 {
-	if len(samples) < 2 {
-		return 0
-	}
-	var sx, sy float64
-	for _, s := range samples {
-		sx += s.at.Minutes()
-		sy += s.kb
-	}
-	n := float64(len(samples))
-	mx, my := sx/n, sy/n
-	var sxy, sxx float64
-	for _, s := range samples {
-		dx := s.at.Minutes() - mx
-		sxy += dx * (s.kb - my)
-		sxx += dx * dx
-	}
-	if sxx == 0 {
-		return 0
-	}
-	return sxy / sxx
 }

@@ -377,3 +377,21 @@ func ipvsDiffAddrs(desired, live []netip.Addr) (add, del []netip.Addr) {
 	slices.SortFunc(del, netip.Addr.Compare)
 	return slices.Compact(add), slices.Compact(del)
 }
+
+// OwnedIPVS returns the part of a live ruleset that the diff against
+// desired reads: the virtual servers that are desired or owned, the owned
+// sets (the only ones read), kube-ipvs0's addresses and the owned helper
+// chains. A saved plan fingerprints it.
+func OwnedIPVS(desired, live *ipvs.Ruleset, own *ipvs.Ownership) *ipvs.Ruleset {
+	o := newIPVSOwner(desired, live, own)
+	out := &ipvs.Ruleset{Family: live.Family, Sets: live.Sets, Addresses: live.Addresses}
+	for _, vs := range live.VirtualServers {
+		if desired.VirtualServer(vs.Protocol, vs.Address, vs.Port) != nil || o.owns(vs) {
+			out.VirtualServers = append(out.VirtualServers, vs)
+		}
+	}
+	if live.IPTables != nil {
+		out.IPTables = OwnedIPTables(live.IPTables, own.Chains)
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/savedplan"
 )
 
 // ApplyOptions are the options of `apply`.
@@ -27,6 +28,8 @@ type ApplyOptions struct {
 	waitTimeout time.Duration
 	watch       watchFlags
 	guard       guardFlags
+	// saved is the plan file of apply FILE.
+	saved *savedplan.Plan
 	// flags are the command's flags, for the checks of what was given.
 	flags *pflag.FlagSet
 }
@@ -42,7 +45,7 @@ func newApplyOptions(c *common) *ApplyOptions {
 func newApplyCommand(c *common) *cobra.Command {
 	o := newApplyOptions(c)
 	cmd := &cobra.Command{
-		Use:   "apply",
+		Use:   "apply [PLAN_FILE]",
 		Short: "Change this node's kernel rules to match the cluster, changing only what differs",
 		Long: `Render the desired rules, read the live rules, and write only the chains that
 differ. In iptables and userspace mode that is one iptables-restore --noflush
@@ -57,10 +60,16 @@ SIGTERM or SIGINT before the first write stops the apply with nothing written
 stderr). A second signal ends the process at once; a restore already running
 still completes.
 
+With PLAN_FILE, a plan saved by plan --out, apply executes exactly that
+plan: it renders the plan's snapshot with the plan's settings, and writes
+only if the node's owned rules, the machine and the change set are all
+still the ones the plan recorded. Otherwise it exits 2 and changes nothing.
+
 Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Example: `  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
-  kubectl svcproxy apply -f snapshot.yaml --dry-run`,
-		Args: cobra.NoArgs,
+  kubectl svcproxy apply -f snapshot.yaml --dry-run
+  kubectl svcproxy plan --node-name=$(hostname) --out=node.plan && kubectl svcproxy apply node.plan`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: runE(o),
 	}
 	o.input.addFlags(cmd.Flags())
@@ -76,9 +85,28 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 
 // Complete reads the config file and parses the settings, with the node's
 // sysctls.
-func (o *ApplyOptions) Complete(cmd *cobra.Command, _ []string) error {
+func (o *ApplyOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.flags = cmd.Flags()
+	if len(args) == 1 {
+		if err := o.loadSaved(args[0]); err != nil {
+			return err
+		}
+	}
 	return completeRender(cmd, &o.input, o.proxy)
+}
+
+// loadSaved reads a saved plan and takes its settings and snapshot.
+func (o *ApplyOptions) loadSaved(path string) error {
+	saved, err := savedplan.Load(path)
+	if err != nil {
+		return err
+	}
+	if err := restoreSettings(o.flags, saved); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	o.saved = saved
+	o.input.saved = saved.Snapshot
+	return nil
 }
 
 // Validate checks the flags.
@@ -170,7 +198,14 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 		}
 		return ensureRouteLocalnet(d)
 	}
-	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.plan(ctx, d) }, dryRun, beforeApply)
+	plan := func() (kernelPlan, error) {
+		p, err := b.plan(ctx, d)
+		if err == nil && o.saved != nil {
+			err = verifySaved(o.saved, b, p)
+		}
+		return p, err
+	}
+	p, err := o.sync(ctx, &o.kernel, b, plan, dryRun, beforeApply)
 	if err != nil || dryRun {
 		return p, err
 	}

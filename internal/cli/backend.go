@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/savedplan"
 )
 
 // kernelBackend reads, plans and writes one mode's state in this node's
@@ -42,6 +43,9 @@ type kernelPlan interface {
 	// servicePorts says which Service ports are programmed and which of
 	// them the plan removes, for apply's --max-removal guard.
 	servicePorts() servicePorts
+	// liveTables fingerprints the owned live state the plan was computed
+	// against, per kernel table, for a saved plan.
+	liveTables() []savedplan.Table
 }
 
 // backend returns the kernel backend of the selected mode.
@@ -91,7 +95,7 @@ func (b *iptablesBackend) planRulesets(ctx context.Context, rulesets []*ipt.Rule
 	if err != nil {
 		return nil, err
 	}
-	return newIPTablesPlan(b.name(), b.mode, plans), nil
+	return newIPTablesPlan(b.name(), b.mode, b.client.Ownership, plans), nil
 }
 
 func (b *iptablesBackend) planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error) {
@@ -132,6 +136,7 @@ type modePlan[P any] struct {
 	changes  func(P) changeSet
 	family   func(P) nodetable.Family
 	ports    func(P) servicePorts
+	live     func(P) []savedplan.Table
 }
 
 func (p *modePlan[P]) servicePorts() servicePorts {
@@ -188,12 +193,13 @@ func (p *modePlan[P]) changed(f nodetable.Family) bool {
 // iptablesPlan is one restore plan per family.
 type iptablesPlan = modePlan[*applyipt.Plan]
 
-func newIPTablesPlan(liveName string, mode Mode, plans []*applyipt.Plan) *iptablesPlan {
+func newIPTablesPlan(liveName string, mode Mode, own *ipt.Ownership, plans []*applyipt.Plan) *iptablesPlan {
 	return &iptablesPlan{
 		liveName: liveName, plans: plans,
 		changes: func(p *applyipt.Plan) changeSet { return p.Changes },
 		family:  func(p *applyipt.Plan) nodetable.Family { return p.Desired.Family },
 		ports:   iptablesPorts(mode),
+		live:    iptablesLive(own),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -95,6 +96,7 @@ func newNFTPlan(plans []*applynft.Plan) *nftPlan {
 		liveName: "nftables", plans: plans,
 		changes: func(p *applynft.Plan) changeSet { return p.Changes },
 		ports:   nftPorts,
+		live:    nftLive,
 		family: func(p *applynft.Plan) nodetable.Family {
 			if p.Family == nft.IPv6 {
 				return nodetable.IPv6
@@ -144,12 +146,12 @@ func (b *ipvsBackend) name() string { return "ipvs, iptables-" + string(b.client
 
 func (b *ipvsBackend) plan(ctx context.Context, d *desired) (kernelPlan, error) {
 	plans, err := b.client.Plan(ctx, d.ipvs)
-	return newIPVSPlan(plans), err
+	return newIPVSPlan(plans, b.client.Ownership), err
 }
 
 func (b *ipvsBackend) planReset(ctx context.Context, families []nodetable.Family) (kernelPlan, error) {
 	plans, err := b.client.PlanReset(ctx, families)
-	return newIPVSPlan(plans), err
+	return newIPVSPlan(plans, b.client.Ownership), err
 }
 
 func (b *ipvsBackend) apply(ctx context.Context, p kernelPlan) error {
@@ -173,11 +175,12 @@ func (b *ipvsBackend) dryRun(w io.Writer, p kernelPlan) error {
 // ipvsPlan is one plan per family.
 type ipvsPlan = modePlan[*applyipvs.Plan]
 
-func newIPVSPlan(plans []*applyipvs.Plan) *ipvsPlan {
+func newIPVSPlan(plans []*applyipvs.Plan, own *ipvs.Ownership) *ipvsPlan {
 	return &ipvsPlan{
 		liveName: "ipvs", plans: plans,
 		changes: func(p *applyipvs.Plan) changeSet { return p.Changes },
 		ports:   ipvsPorts,
+		live:    ipvsLive(own),
 		family:  func(p *applyipvs.Plan) nodetable.Family { return p.Desired.Family },
 	}
 }

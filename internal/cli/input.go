@@ -25,6 +25,8 @@ type inputFlags struct {
 	conn    *genericclioptions.ConfigFlags
 	file    string
 	example bool
+	// saved is the snapshot of apply FILE's saved plan.
+	saved []byte
 }
 
 func newInputFlags() inputFlags {
@@ -57,6 +59,8 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 	var snap *cluster.Snapshot
 	var err error
 	switch {
+	case s.saved != nil:
+		snap, err = cluster.Decode("the saved plan's snapshot", s.saved)
 	case s.example:
 		snap, err = cluster.Decode("example", examples.Snapshot)
 	case s.file != "":

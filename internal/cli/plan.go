@@ -6,7 +6,9 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 )
 
@@ -17,6 +19,9 @@ type PlanOptions struct {
 	proxy  *ProxyFlags
 	kernel kernelFlags
 	output string
+	// out is --out: the file the plan is saved to, for apply FILE.
+	out   string
+	flags *pflag.FlagSet
 }
 
 func newPlanCommand(c *common) *cobra.Command {
@@ -39,12 +44,14 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan to this file, for apply FILE to execute exactly (see docs/SAVED-PLANS.md)")
 	return cmd
 }
 
 // Complete reads the config file and parses the settings, with the node's
 // sysctls.
 func (o *PlanOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.flags = cmd.Flags()
 	return completeRender(cmd, &o.input, o.proxy)
 }
 
@@ -64,7 +71,12 @@ func (o *PlanOptions) Validate() error {
 
 // Run renders, reads the kernel and prints the plan.
 func (o *PlanOptions) Run(ctx context.Context) error {
-	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
+	settings := &o.proxy.settings
+	snap, err := o.load(ctx, &o.input, settings.cluster.NodeName)
+	if err != nil {
+		return err
+	}
+	d, err := o.renderSnapshot(settings, snap)
 	if err != nil {
 		return err
 	}
@@ -79,9 +91,32 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err := writePlan(o.streams.Out, o.output, b, p); err != nil {
 		return err
 	}
+	if o.out != "" {
+		if err := o.save(snap, b, p); err != nil {
+			return err
+		}
+	}
 	if !p.empty() {
 		return ErrChanges
 	}
+	return nil
+}
+
+// save writes the plan to --out, for apply FILE.
+func (o *PlanOptions) save(snap *cluster.Snapshot, b kernelBackend, p kernelPlan) error {
+	saved, err := newSavedPlan(o.flags, snap, &o.proxy.settings, b, p)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(o.out, saved.Encode); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	// Machine output keeps stdout for the data.
+	w := o.streams.Out
+	if o.output != "text" {
+		w = o.streams.ErrOut
+	}
+	fmt.Fprintf(w, "Saved the plan to %s; to make exactly these changes, run: kubectl svcproxy apply %s\n", o.out, o.out)
 	return nil
 }
 

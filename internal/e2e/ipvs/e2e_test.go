@@ -3,6 +3,7 @@ package ipvs
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,9 +22,10 @@ var clusterPorts = []string{"tcp 10.96.0.10:80", "udp 10.96.0.53:53", "tcp 10.96
 // apply puts each back.
 func TestE2EIPVSApplyAndDrift(t *testing.T) {
 	n := newNode(t)
-	plan := expect(t, n.run("plan", exampleArgs...), exitChanges,
+	saved := filepath.Join(n.dir, "first.plan")
+	plan := expect(t, n.run("plan", append(exampleArgs, "--out="+saved)...), exitChanges,
 		"@@ kube-ipvs0: new dummy interface @@", "@@ ipvs -t 10.96.0.10:80: new virtual server @@")
-	expect(t, n.run("apply", exampleArgs...), exitOK, "Applied (ipvs, iptables-nft): ")
+	expect(t, n.run("apply", saved), exitOK, "Applied (ipvs, iptables-nft): ")
 	n.requireExample(append(added(plan.stdout, "-A -"), added(plan.stdout, "-a -")...))
 	before := n.kernel()
 	if r := expect(t, n.run("apply", exampleArgs...), exitOK); !strings.HasSuffix(r.stdout, ": chains +0 ~0 -0, rules +0 -0\n") {
@@ -47,6 +49,19 @@ func TestE2EIPVSApplyAndDrift(t *testing.T) {
 		if after := n.kernel(); after != before {
 			t.Fatalf("after %v, apply did not restore the kernel:\nbefore:\n%s\nafter:\n%s", d.cmd, before, after)
 		}
+	}
+	// A saved plan that the node moved away from is refused, and the
+	// kernel is left as it is.
+	n.sh("ipvsadm", "-D", "-t", "10.96.0.30:80")
+	stale := filepath.Join(n.dir, "stale.plan")
+	expect(t, n.run("plan", append(exampleArgs, "--out="+stale)...), exitChanges)
+	n.sh("ip", "addr", "del", "10.96.0.20/32", "dev", "kube-ipvs0")
+	moved := n.kernel()
+	if r := n.run("apply", stale); r.code != 2 || !strings.Contains(r.stderr, "changed since the plan was made, in IPv4 ipvs") {
+		t.Fatalf("a stale saved plan was not refused:\n%s", r)
+	}
+	if after := n.kernel(); after != moved {
+		t.Fatalf("a refused saved plan changed the kernel:\nbefore:\n%s\nafter:\n%s", moved, after)
 	}
 }
 

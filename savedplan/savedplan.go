@@ -1,0 +1,176 @@
+// Package savedplan is the file that `plan --out` writes and `apply FILE`
+// executes: a reviewed change set, with everything needed to make it again
+// and to prove that the node has not moved since it was computed.
+//
+// A saved plan does not hold kernel commands. It holds the input (the
+// cluster snapshot and the settings, as flag values) and three
+// fingerprints: of the machine it was made on, of the owned kernel state
+// it was computed against, table by table, and of the change set itself.
+// apply renders the input again, plans it against the kernel, and writes
+// only if all three fingerprints match, so what it writes is the change
+// set that was reviewed, or nothing.
+package savedplan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The file's type, versioned like a Kubernetes object: a reader refuses a
+// version it does not know rather than guess.
+const (
+	APIVersion = "svcproxy.kubectl.io/v1alpha1"
+	Kind       = "SavedPlan"
+)
+
+// MaxSize bounds what Load reads: a 10k-Service snapshot is about 30 MB.
+const MaxSize = 256 << 20
+
+// Plan is a saved plan. See docs/SAVED-PLANS.md for the format.
+type Plan struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// CreatedAt and ToolVersion say when and by what it was made.
+	CreatedAt   time.Time `json:"createdAt"`
+	ToolVersion string    `json:"toolVersion"`
+	// Node and Mode are --node-name and --mode.
+	Node string `json:"node"`
+	Mode string `json:"mode"`
+	// Backend is what was read and would be written: "iptables-nft",
+	// "nftables", "ipvs, iptables-legacy".
+	Backend string `json:"backend"`
+	// Host is the machine and network namespace it was computed in.
+	Host Host `json:"host"`
+	// Settings are the flags that shape the rules, by name, as given on
+	// the command line or set by --config.
+	Settings map[string]string `json:"settings"`
+	// Snapshot is the cluster state, as a v1 List.
+	Snapshot json.RawMessage `json:"snapshot"`
+	// Live fingerprints the owned kernel state, per table.
+	Live []Table `json:"live"`
+	// Changes is the change set that was shown.
+	Changes Changes `json:"changes"`
+}
+
+// Host identifies where a plan's live state was read. A reboot changes
+// the boot ID, and every network namespace has its own cookie.
+type Host struct {
+	Hostname    string `json:"hostname"`
+	BootID      string `json:"bootID"`
+	NetnsCookie uint64 `json:"netnsCookie"`
+}
+
+// Table is the fingerprint of the owned objects of one kernel table.
+type Table struct {
+	// Name is the table, with its family: "ipv4 nat", "ip kube-proxy",
+	// "ipv4 ipvs".
+	Name string `json:"name"`
+	// SHA256 is the digest of the owned objects in canonical text form.
+	SHA256 string `json:"sha256"`
+}
+
+// Changes is the change set of a plan: its text as `plan` printed it, its
+// one-line summary, and the digest that apply compares.
+type Changes struct {
+	Summary string `json:"summary"`
+	SHA256  string `json:"sha256"`
+	Diff    string `json:"diff"`
+}
+
+// Digest returns the hex SHA-256 of data.
+func Digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// ChangeDigest fingerprints a plan's text: its hunk headers and its added
+// and removed lines. Comments and context lines are left out, since they
+// carry live figures (a draining real server's connection counts) that
+// move without changing what would be written.
+func ChangeDigest(diffText string) string {
+	h := sha256.New()
+	for line := range strings.Lines(diffText) {
+		if strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-") || strings.HasPrefix(line, "@@") {
+			io.WriteString(h, line)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Encode writes p as indented JSON.
+func (p *Plan) Encode(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}
+
+// Load reads and decodes the plan file at path.
+func Load(path string) (*Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("saved plan: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("saved plan %s: %w", path, err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("saved plan %s: larger than %d MiB", path, MaxSize>>20)
+	}
+	p, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("saved plan %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Decode decodes a plan strictly: an unknown field, another apiVersion or
+// kind, or a missing part is an error.
+func Decode(data []byte) (*Plan, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("not a saved plan: %w", err)
+	}
+	if head.Kind != Kind || head.APIVersion != APIVersion {
+		return nil, fmt.Errorf("apiVersion %q, kind %q: want %s %s (a plan written by another version of the tool? make it again with plan --out)",
+			head.APIVersion, head.Kind, APIVersion, Kind)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, err
+	}
+	return &p, p.complete()
+}
+
+// complete checks that every part apply needs is there.
+func (p *Plan) complete() error {
+	var missing []string
+	for name, empty := range map[string]bool{
+		"node": p.Node == "", "mode": p.Mode == "", "backend": p.Backend == "",
+		"snapshot": len(p.Snapshot) == 0, "live": len(p.Live) == 0,
+		"changes.sha256": p.Changes.SHA256 == "",
+	} {
+		if empty {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("the plan lacks %s", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -81,7 +81,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"snap.yaml", "snap.json"} {
 		path := filepath.Join(dir, name)
-		if _, stderr, code := run(t, "", "snapshot", "--example", "-o", path); code != 0 {
+		if _, stderr, code := run(t, "", "snapshot", "--example", "--output-file", path); code != 0 {
 			t.Fatalf("snapshot: exit %d: %s", code, stderr)
 		}
 		want, _, _ := run(t, "", "render", "--example")

@@ -21,7 +21,7 @@ func TestFlagsPerCommand(t *testing.T) {
 	}{
 		{"render", []string{"kubeconfig", "filename", "mode", "node-name", "cluster-cidr", "ipvs-scheduler", "proxy-port-range", "bind-address", "config", "output"},
 			[]string{"iptables-backend", "lock-file", "ipvs-exclude-cidrs", "wait", "udp-timeout", "dry-run"}},
-		{"snapshot", []string{"kubeconfig", "filename", "example", "node-name", "config", "output", "format"},
+		{"snapshot", []string{"kubeconfig", "filename", "example", "node-name", "config", "output", "output-file"},
 			[]string{"mode", "family", "cluster-cidr", "ipvs-scheduler", "proxy-port-range", "bind-address", "iptables-backend"}},
 		{"plan", []string{"kubeconfig", "mode", "ipvs-scheduler", "proxy-port-range", "iptables-backend", "state-dir", "ipvs-exclude-cidrs", "ipvs-strict-arp"},
 			[]string{"lock-file", "lock-wait", "wait", "dry-run", "udp-timeout"}},

@@ -59,10 +59,13 @@ func TestRenderJSONReadsBack(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var fromJSON []*ipt.Ruleset
-	if err := json.Unmarshal([]byte(js), &fromJSON); err != nil {
+	var obj struct {
+		Rulesets []*ipt.Ruleset `json:"rulesets"`
+	}
+	if err := json.Unmarshal([]byte(js), &obj); err != nil {
 		t.Fatal(err)
 	}
+	fromJSON := obj.Rulesets
 	fromText, err := ipt.ParseAll([]byte(text))
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writePlan(o.streams.Out, o.output, b, p); err != nil {
+	if err := writePlan(o.streams.Out, o.output, d.mode, b, p); err != nil {
 		return err
 	}
 	if !p.empty() {
@@ -85,17 +85,19 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// planReport is the data form of a plan.
+// planReport is the data form of a plan: kind Plan (docs/OUTPUT.md).
 type planReport struct {
+	typeMeta
+	Mode    Mode         `json:"mode"`
 	Backend string       `json:"backend"`
 	Summary diff.Summary `json:"summary"`
 	Sets    any          `json:"changeSets"`
 }
 
-func writePlan(w io.Writer, format string, b kernelBackend, p kernelPlan) error {
-	report := planReport{Backend: b.name(), Summary: p.summary(), Sets: p.data()}
+func writePlan(w io.Writer, format string, mode Mode, b kernelBackend, p kernelPlan) error {
+	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data()}
 	if format != "text" {
-		return writeData(w, format, report)
+		return writeData(w, format, &report)
 	}
 	if err := p.writeText(w); err != nil {
 		return err

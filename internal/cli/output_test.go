@@ -281,9 +281,11 @@ func TestOutputDocumented(t *testing.T) {
 			}
 		}
 	}
+	out, _, _ := run(t, "", "version", "-o", "json")
+	collect("version", decodeOutput(t, "json", out))
 	// The fields no output above happened to hold, from the Go types.
 	for _, v := range []any{
-		renderedRuleset{}, planReport{},
+		renderedRuleset{}, planReport{}, versionInfo{},
 		[]*ipt.Ruleset{}, []*nft.Ruleset{}, []*ipvs.Ruleset{}, []*userspace.Ruleset{},
 		diff.IPTablesChangeSet{}, diff.NFTablesChangeSet{}, diff.IPVSChangeSet{},
 	} {

@@ -20,7 +20,7 @@ type PlanOptions struct {
 }
 
 func newPlanCommand(c *common) *cobra.Command {
-	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true}}
+	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true, lockFlags: true}}
 	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "plan",

@@ -159,3 +159,37 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 		t.Errorf("plan with the lock flags: exit %d, %q", code, stderr)
 	}
 }
+
+// TestNoNamespaceFlag checks that no command takes kubectl's
+// -n/--namespace, which would do nothing (Services are read from every
+// namespace), and that giving it says so. Other unknown flags keep
+// pflag's error.
+func TestNoNamespaceFlag(t *testing.T) {
+	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
+	for _, cmd := range root.Commands() {
+		if cmd.Flags().Lookup("namespace") != nil || cmd.Flags().ShorthandLookup("n") != nil {
+			t.Errorf("%s takes -n/--namespace", cmd.Name())
+		}
+	}
+	const why = "kubectl svcproxy has no -n/--namespace: like kube-proxy, it reads the Services and EndpointSlices of all namespaces"
+	for _, tc := range []struct {
+		args string
+		want string
+	}{
+		{"render --example -n kube-system", "unknown shorthand flag: 'n' in -n: " + why},
+		{"render --example --namespace=kube-system", "unknown flag: --namespace: " + why},
+		{"snapshot --example -nkube-system", "unknown shorthand flag: 'n' in -nkube-system: " + why},
+		{"plan --example -n default", why},
+		{"apply --example -n default", why},
+		{"proxy --example --namespace default", why},
+		{"reset -n default", why},
+		{"version -n default", why},
+		{"render --example -x", "unknown shorthand flag: 'x' in -x\n"},
+		{"render --example --bogus", "unknown flag: --bogus\n"},
+	} {
+		_, stderr, code := run(t, "", strings.Fields(tc.args)...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, %q; want exit %d and %q", tc.args, code, stderr, ExitError, tc.want)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func (k *kernelFlags) addLockFlags(fs *pflag.FlagSet) {
 	waitHelp := "how long to wait for another run to finish (0: fail at once)"
 	if !k.locking {
 		const ignored = "plan takes no lock; accepted so one set of flags serves plan and apply"
-		fileHelp, waitHelp = ignored+" (apply: "+fileHelp+")", ignored+" (apply: "+waitHelp+")"
+		fileHelp, waitHelp = ignored, ignored
 	}
 	fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, fileHelp)
 	fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, waitHelp)

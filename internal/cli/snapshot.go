@@ -41,7 +41,7 @@ stdout, or to --output-file, which is replaced whole or not at all.`,
 	fs := cmd.Flags()
 	o.input.addFlags(fs)
 	o.proxy.AddFlags(fs)
-	fs.StringVarP(&o.output, "output", "o", "yaml", "output format: yaml or json (default: json for an --output-file ending in .json, else yaml)")
+	fs.StringVarP(&o.output, "output", "o", "", "output format: yaml or json (default: json for an --output-file ending in .json, else yaml)")
 	fs.StringVar(&o.outFile, "output-file", "", "write to this file, atomically, instead of stdout")
 	// --format is hidden and warns rather than MarkDeprecated, whose
 	// notice cobra prints to stdout, into the snapshot.
@@ -57,15 +57,16 @@ func (o *SnapshotOptions) Complete(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	o.input.complete(cmd, o.proxy)
-	outputSet := cmd.Flags().Changed("output")
 	switch {
-	case o.format != "" && outputSet && o.format != o.output:
+	case o.format != "" && o.output != "" && o.format != o.output:
 		return fmt.Errorf("--format %q and --output %q disagree; --format is deprecated, give -o only", o.format, o.output)
 	case o.format != "":
 		o.warnf("--format is deprecated: use -o/--output")
 		o.output = o.format
-	case !outputSet && strings.HasSuffix(o.outFile, ".json"):
+	case o.output == "" && strings.HasSuffix(o.outFile, ".json"):
 		o.output = "json"
+	case o.output == "":
+		o.output = "yaml"
 	}
 	return nil
 }

@@ -125,7 +125,7 @@ func TestAPIServer(t *testing.T) {
 			}
 		}
 		snap := filepath.Join(t.TempDir(), "snap.yaml")
-		if _, stderr, code := run(t, "", "snapshot", user, "--node-name=node1", "-o", snap); code != 0 {
+		if _, stderr, code := run(t, "", "snapshot", user, "--node-name=node1", "--output-file", snap); code != 0 {
 			t.Fatalf("snapshot: exit %d: %s", code, stderr)
 		}
 		got, stderr, code := run(t, "", "render", "-f", snap, "--node-name=node1")

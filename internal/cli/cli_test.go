@@ -59,10 +59,13 @@ func TestRenderJSONReadsBack(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var fromJSON []*ipt.Ruleset
-	if err := json.Unmarshal([]byte(js), &fromJSON); err != nil {
+	var obj struct {
+		Rulesets []*ipt.Ruleset `json:"rulesets"`
+	}
+	if err := json.Unmarshal([]byte(js), &obj); err != nil {
 		t.Fatal(err)
 	}
+	fromJSON := obj.Rulesets
 	fromText, err := ipt.ParseAll([]byte(text))
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +84,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"snap.yaml", "snap.json"} {
 		path := filepath.Join(dir, name)
-		if _, stderr, code := run(t, "", "snapshot", "--example", "-o", path); code != 0 {
+		if _, stderr, code := run(t, "", "snapshot", "--example", "--output-file", path); code != 0 {
 			t.Fatalf("snapshot: exit %d: %s", code, stderr)
 		}
 		want, _, _ := run(t, "", "render", "--example")

@@ -132,7 +132,7 @@ func TestClusterE2E(t *testing.T) {
 	})
 }
 
-// clusterSnapshot runs `kubectl svcproxy snapshot -o file` as the svcproxy
+// clusterSnapshot runs `kubectl svcproxy snapshot --output-file file` as the svcproxy
 // user (kubeconfig) until the snapshot satisfies synced: the plugin lists
 // from the API server's watch cache, which may lag behind kubectl's
 // writes. It returns file.
@@ -140,7 +140,7 @@ func clusterSnapshot(t *testing.T, kubectl, bin, kubeconfig, file string, synced
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), cmdTimeout)
-		cmd := exec.CommandContext(ctx, kubectl, "svcproxy", "snapshot", "--node-name=node1", "-o", file)
+		cmd := exec.CommandContext(ctx, kubectl, "svcproxy", "snapshot", "--node-name=node1", "--output-file", file)
 		// Plugin discovery: kubectl finds kubectl-svcproxy on PATH.
 		cmd.Env = append(os.Environ(),
 			"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),

@@ -34,11 +34,16 @@ func TestE2EPlanApplyExitCodes(t *testing.T) {
 
 		r = expect(t, n.run("plan", append(exampleArgs, "-o", "json")...), ExitChanges)
 		var report struct {
+			Kind    string        `json:"kind"`
+			Mode    string        `json:"mode"`
 			Backend string        `json:"backend"`
 			Summary *diff.Summary `json:"summary"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
 			t.Fatalf("plan -o json: %v\n%s", err, r)
+		}
+		if strings.Contains(r.stdout, "null") || report.Kind != kindPlan || report.Mode != string(ModeIPTables) {
+			t.Errorf("plan -o json: kind %q, mode %q, or a null:\n%s", report.Kind, report.Mode, r.stdout)
 		}
 		if report.Backend != "iptables-"+n.backend || report.Summary == nil ||
 			fmt.Sprint(report.Summary.ChainsAdded) != m[1] || fmt.Sprint(report.Summary.RulesAdded) != m[2] {

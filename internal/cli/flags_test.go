@@ -3,9 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -21,10 +23,10 @@ func TestFlagsPerCommand(t *testing.T) {
 	}{
 		{"render", []string{"kubeconfig", "filename", "mode", "node-name", "cluster-cidr", "ipvs-scheduler", "proxy-port-range", "bind-address", "config", "output"},
 			[]string{"iptables-backend", "lock-file", "ipvs-exclude-cidrs", "wait", "udp-timeout", "dry-run"}},
-		{"snapshot", []string{"kubeconfig", "filename", "example", "node-name", "config", "output", "format"},
+		{"snapshot", []string{"kubeconfig", "filename", "example", "node-name", "config", "output", "output-file"},
 			[]string{"mode", "family", "cluster-cidr", "ipvs-scheduler", "proxy-port-range", "bind-address", "iptables-backend"}},
-		{"plan", []string{"kubeconfig", "mode", "ipvs-scheduler", "proxy-port-range", "iptables-backend", "state-dir", "ipvs-exclude-cidrs", "ipvs-strict-arp"},
-			[]string{"lock-file", "lock-wait", "wait", "dry-run", "udp-timeout"}},
+		{"plan", []string{"kubeconfig", "mode", "ipvs-scheduler", "proxy-port-range", "iptables-backend", "state-dir", "ipvs-exclude-cidrs", "ipvs-strict-arp", "lock-file", "lock-wait"},
+			[]string{"wait", "dry-run", "udp-timeout"}},
 		{"apply", []string{"kubeconfig", "mode", "ipvs-scheduler", "bind-address", "lock-file", "ipvs-strict-arp", "wait", "wait-timeout", "watch", "dry-run"},
 			[]string{"udp-timeout", "reload-interval"}},
 		{"reset", []string{"mode", "family", "config", "iptables-backend", "lock-file", "ipvs-exclude-cidrs", "dry-run"},
@@ -108,6 +110,86 @@ func TestFlagsOfAnotherModeFromConfig(t *testing.T) {
 	} {
 		if _, stderr, code := run(t, "", args...); code != ExitOK {
 			t.Errorf("%s: exit %d, %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
+
+// TestNodeCommandsShareFlags checks that one set of flags serves the
+// commands that run on the node: plan takes every flag apply does but
+// apply's own actions, and plan, apply, reset and proxy all take the
+// kernel flags, plan saying in the help that it ignores the lock.
+func TestNodeCommandsShareFlags(t *testing.T) {
+	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
+	find := func(name string) *cobra.Command {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	plan, apply := find("plan"), find("apply")
+	plan.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "output" && f.Name != "out" && apply.Flags().Lookup(f.Name) == nil {
+			t.Errorf("plan takes --%s, apply does not", f.Name)
+		}
+	})
+	// What apply does that plan does not: write, wait, watch, guard.
+	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force"}, watchOnlyFlags...)
+	apply.Flags().VisitAll(func(f *pflag.Flag) {
+		if plan.Flags().Lookup(f.Name) == nil && !slices.Contains(applyOnly, f.Name) {
+			t.Errorf("apply takes --%s, plan does not", f.Name)
+		}
+	})
+	for _, name := range []string{"plan", "apply", "reset", "proxy"} {
+		for _, flag := range []string{"iptables-backend", "state-dir", "lock-file", "lock-wait"} {
+			if find(name).Flags().Lookup(flag) == nil {
+				t.Errorf("%s lacks --%s", name, flag)
+			}
+		}
+	}
+	for _, flag := range []string{"lock-file", "lock-wait"} {
+		if usage := plan.Flags().Lookup(flag).Usage; !strings.HasPrefix(usage, "plan takes no lock; accepted so one set of flags serves plan and apply") {
+			t.Errorf("plan --%s: help %q does not say it is ignored", flag, usage)
+		}
+	}
+	// Accepted on the command line: the command goes on to refuse the bad
+	// --ipvs-exclude-cidrs, before it reads the kernel.
+	_, stderr, code := run(t, "", "plan", "--example", "--mode=ipvs", "--lock-file="+filepath.Join(t.TempDir(), "lock"), "--lock-wait=3s", "--ipvs-exclude-cidrs=bogus")
+	if code != ExitError || !strings.Contains(stderr, `--ipvs-exclude-cidrs: "bogus" is not a CIDR`) {
+		t.Errorf("plan with the lock flags: exit %d, %q", code, stderr)
+	}
+}
+
+// TestNoNamespaceFlag checks that no command takes kubectl's
+// -n/--namespace, which would do nothing (Services are read from every
+// namespace), and that giving it says so. Other unknown flags keep
+// pflag's error.
+func TestNoNamespaceFlag(t *testing.T) {
+	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
+	for _, cmd := range root.Commands() {
+		if cmd.Flags().Lookup("namespace") != nil || cmd.Flags().ShorthandLookup("n") != nil {
+			t.Errorf("%s takes -n/--namespace", cmd.Name())
+		}
+	}
+	const why = "kubectl svcproxy has no -n/--namespace: like kube-proxy, it reads the Services and EndpointSlices of all namespaces"
+	for _, tc := range []struct {
+		args string
+		want string
+	}{
+		{"render --example -n kube-system", "unknown shorthand flag: 'n' in -n: " + why},
+		{"render --example --namespace=kube-system", "unknown flag: --namespace: " + why},
+		{"snapshot --example -nkube-system", "unknown shorthand flag: 'n' in -nkube-system: " + why},
+		{"plan --example -n default", why},
+		{"apply --example -n default", why},
+		{"proxy --example --namespace default", why},
+		{"reset -n default", why},
+		{"version -n default", why},
+		{"render --example -x", "unknown shorthand flag: 'x' in -x\n"},
+		{"render --example --bogus", "unknown flag: --bogus\n"},
+	} {
+		_, stderr, code := run(t, "", strings.Fields(tc.args)...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, %q; want exit %d and %q", tc.args, code, stderr, ExitError, tc.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -29,8 +30,26 @@ type inputFlags struct {
 	saved []byte
 }
 
+// newInputFlags returns the input flags: kubectl's connection flags
+// without -n/--namespace, which would do nothing (see namespaceFlagError).
 func newInputFlags() inputFlags {
-	return inputFlags{conn: genericclioptions.NewConfigFlags(true)}
+	conn := genericclioptions.NewConfigFlags(true)
+	conn.Namespace = nil
+	return inputFlags{conn: conn}
+}
+
+// namespaceFlagError is every command's flag error handler: it explains
+// that there is no -n/--namespace, and returns other errors unchanged.
+func namespaceFlagError(_ *cobra.Command, err error) error {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) {
+		return err
+	}
+	name, short := unknown.GetSpecifiedName(), unknown.GetSpecifiedShortnames()
+	if (short == "" && name == "namespace") || (short != "" && strings.HasPrefix(name, "n")) {
+		return fmt.Errorf("%w: kubectl svcproxy has no -n/--namespace: like kube-proxy, it reads the Services and EndpointSlices of all namespaces", err)
+	}
+	return err
 }
 
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {

@@ -18,13 +18,16 @@ import (
 )
 
 // kernelFlags are the options of the commands that read or change the
-// kernel: plan, apply, reset and proxy. locking and ipvs, set by the
-// command, select the flags it takes beyond the iptables backend and the
-// state directory.
+// kernel: plan, apply, reset and proxy. locking, lockFlags and ipvs, set
+// by the command, select the flags it takes beyond the iptables backend
+// and the state directory.
 type kernelFlags struct {
 	// locking: the command writes, under the run lock (--lock-file,
 	// --lock-wait); lockWait holds the command's default.
 	locking bool
+	// lockFlags: the command takes no lock but accepts the lock flags
+	// (plan), so that one set of flags serves it and apply.
+	lockFlags bool
 	// ipvs: the command works in ipvs mode (--ipvs-exclude-cidrs,
 	// --ipvs-strict-arp).
 	ipvs bool
@@ -51,10 +54,22 @@ func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
 		fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
 		fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
 	}
-	if k.locking {
-		fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, "the lock file that keeps two runs from interleaving; it and its directory must be owned by the running user and not group- or world-writable, and it may not be a symbolic link")
-		fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, "how long to wait for another run to finish (0: fail at once)")
+	if k.locking || k.lockFlags {
+		k.addLockFlags(fs)
 	}
+}
+
+// addLockFlags registers --lock-file and --lock-wait; a command that takes
+// no lock says so in their help.
+func (k *kernelFlags) addLockFlags(fs *pflag.FlagSet) {
+	fileHelp := "the lock file that keeps two runs from interleaving; it and its directory must be owned by the running user and not group- or world-writable, and it may not be a symbolic link"
+	waitHelp := "how long to wait for another run to finish (0: fail at once)"
+	if !k.locking {
+		const ignored = "plan takes no lock; accepted so one set of flags serves plan and apply"
+		fileHelp, waitHelp = ignored, ignored
+	}
+	fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, fileHelp)
+	fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, waitHelp)
 }
 
 // validate checks the flags the mode uses, before anything reads the

@@ -25,7 +25,7 @@ type PlanOptions struct {
 }
 
 func newPlanCommand(c *common) *cobra.Command {
-	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true}}
+	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true, lockFlags: true}}
 	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -88,7 +88,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writePlan(o.streams.Out, o.output, b, p); err != nil {
+	if err := writePlan(o.streams.Out, o.output, d.mode, b, p); err != nil {
 		return err
 	}
 	if o.out != "" {
@@ -120,17 +120,19 @@ func (o *PlanOptions) save(snap *cluster.Snapshot, b kernelBackend, p kernelPlan
 	return nil
 }
 
-// planReport is the data form of a plan.
+// planReport is the data form of a plan: kind Plan (docs/OUTPUT.md).
 type planReport struct {
+	typeMeta
+	Mode    Mode         `json:"mode"`
 	Backend string       `json:"backend"`
 	Summary diff.Summary `json:"summary"`
 	Sets    any          `json:"changeSets"`
 }
 
-func writePlan(w io.Writer, format string, b kernelBackend, p kernelPlan) error {
-	report := planReport{Backend: b.name(), Summary: p.summary(), Sets: p.data()}
+func writePlan(w io.Writer, format string, mode Mode, b kernelBackend, p kernelPlan) error {
+	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data()}
 	if format != "text" {
-		return writeData(w, format, report)
+		return writeData(w, format, &report)
 	}
 	if err := p.writeText(w); err != nil {
 		return err

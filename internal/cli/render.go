@@ -2,12 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -36,7 +32,8 @@ The text form is the mode's native syntax (iptables-save for iptables mode,
 what nft lists for nftables mode, ipvsadm-save plus ipsets, addresses and
 helper chains for ipvs mode, the proxy-port map and portal rules for
 userspace mode);
--o json|yaml prints the same ruleset as data.`,
+-o json|yaml prints the same ruleset as data: a RenderedRuleset object
+(apiVersion svcproxy.kubectl.io/v1alpha1), described in docs/OUTPUT.md.`,
 		Example: `  # Render the embedded example
   kubectl svcproxy render --example
   # Render a saved snapshot for node worker-1, IPv4 only
@@ -72,48 +69,16 @@ func (o *RenderOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.mode == ModeUserspace {
-		if o.output != "text" {
-			return writeData(o.streams.Out, o.output, d.userspace)
-		}
+	if o.output != "text" {
+		return writeData(o.streams.Out, o.output, newRenderedRuleset(d))
+	}
+	switch d.mode {
+	case ModeUserspace:
 		return userspace.EncodeAll(o.streams.Out, d.userspace)
-	}
-	if d.mode == ModeIPVS {
-		if o.output != "text" {
-			return writeData(o.streams.Out, o.output, d.ipvs)
-		}
+	case ModeIPVS:
 		return ipvs.EncodeAll(o.streams.Out, d.ipvs)
-	}
-	if d.mode == ModeNFTables {
-		if o.output != "text" {
-			return writeData(o.streams.Out, o.output, d.nftables)
-		}
+	case ModeNFTables:
 		return nft.EncodeAll(o.streams.Out, d.nftables)
 	}
-	if o.output != "text" {
-		return writeData(o.streams.Out, o.output, d.iptables)
-	}
 	return ipt.EncodeAll(o.streams.Out, d.iptables)
-}
-
-func validateOutput(format string) error {
-	switch format {
-	case "text", "json", "yaml":
-		return nil
-	}
-	return fmt.Errorf("--output %q: must be text, json or yaml", format)
-}
-
-// writeData writes v as indented JSON or as YAML.
-func writeData(w io.Writer, format string, v any) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	data, err := yaml.Marshal(v)
-	if err == nil {
-		_, err = w.Write(data)
-	}
-	return err
 }

@@ -97,6 +97,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)
+	root.SetFlagErrorFunc(namespaceFlagError)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

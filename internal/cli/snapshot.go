@@ -14,9 +14,13 @@ import (
 // SnapshotOptions are the options of `snapshot`.
 type SnapshotOptions struct {
 	*common
-	input  inputFlags
-	proxy  *ProxyFlags
-	out    string
+	input inputFlags
+	proxy *ProxyFlags
+	// output is the format (-o), as in every other command; outFile is
+	// where it goes ("" or "-": stdout).
+	output  string
+	outFile string
+	// format is the deprecated --format, an alias of -o.
 	format string
 }
 
@@ -24,41 +28,57 @@ func newSnapshotCommand(c *common) *cobra.Command {
 	o := &SnapshotOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(nodePart)}
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "Save the cluster state that rendering needs to a file",
+		Short: "Save the cluster state that rendering needs",
 		Long: `Save the Services, EndpointSlices, ServiceCIDRs and this node's Node object
-as one v1 List, which render -f and plan -f read back unchanged.`,
-		Example: `  kubectl svcproxy snapshot --node-name=worker-1 -o cluster.yaml
+as one v1 List, which render -f and plan -f read back unchanged. It goes to
+stdout, or to --output-file, which is replaced whole or not at all.`,
+		Example: `  kubectl svcproxy snapshot --node-name=worker-1 --output-file=cluster.yaml
+  kubectl svcproxy snapshot --node-name=worker-1 -o json > cluster.json
   kubectl svcproxy render -f cluster.yaml --node-name=worker-1`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	o.input.addFlags(cmd.Flags())
-	o.proxy.AddFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "the file to write ('-' for stdout)")
-	cmd.Flags().StringVar(&o.format, "format", "", "file format: yaml or json (default: json for a .json file, else yaml)")
+	fs := cmd.Flags()
+	o.input.addFlags(fs)
+	o.proxy.AddFlags(fs)
+	fs.StringVarP(&o.output, "output", "o", "", "output format: yaml or json (default: json for an --output-file ending in .json, else yaml)")
+	fs.StringVar(&o.outFile, "output-file", "", "write to this file, atomically, instead of stdout")
+	// --format is hidden and warns rather than MarkDeprecated, whose
+	// notice cobra prints to stdout, into the snapshot.
+	fs.StringVar(&o.format, "format", "", "deprecated: use -o/--output")
+	_ = fs.MarkHidden("format")
 	return cmd
 }
 
 // Complete reads the config file, defaults the node name for the example
-// and the format from the file name.
+// and the format from --format or the file name.
 func (o *SnapshotOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if err := o.proxy.Complete(cmd); err != nil {
 		return err
 	}
 	o.input.complete(cmd, o.proxy)
-	if o.format == "" {
-		o.format = "yaml"
-		if strings.HasSuffix(o.out, ".json") {
-			o.format = "json"
-		}
+	switch {
+	case o.format != "" && o.output != "" && o.format != o.output:
+		return fmt.Errorf("--format %q and --output %q disagree; --format is deprecated, give -o only", o.format, o.output)
+	case o.format != "":
+		o.warnf("--format is deprecated: use -o/--output")
+		o.output = o.format
+	case o.output == "" && strings.HasSuffix(o.outFile, ".json"):
+		o.output = "json"
+	case o.output == "":
+		o.output = "yaml"
 	}
 	return nil
 }
 
-// Validate checks the flags.
+// Validate checks the flags. A value of -o that is not a format is likely
+// a file name from before -o was the format: the error says what to use.
 func (o *SnapshotOptions) Validate() error {
-	if o.format != "yaml" && o.format != "json" {
-		return fmt.Errorf("--output %q: must be yaml or json", o.format)
+	if o.output != "yaml" && o.output != "json" {
+		if strings.ContainsAny(o.output, "./") {
+			return fmt.Errorf("--output %q: must be yaml or json; -o is the format, as in kubectl: write to a file with --output-file=%s", o.output, o.output)
+		}
+		return fmt.Errorf("--output %q: must be yaml or json", o.output)
 	}
 	return o.input.validate()
 }
@@ -70,13 +90,13 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 		return err
 	}
 	write := snap.WriteYAML
-	if o.format == "json" {
+	if o.output == "json" {
 		write = snap.WriteJSON
 	}
-	if o.out == "-" {
+	if o.outFile == "" || o.outFile == "-" {
 		return write(o.streams.Out)
 	}
-	return writeFileAtomic(o.out, write)
+	return writeFileAtomic(o.outFile, write)
 }
 
 // writeFileAtomic writes through a temporary file in the same directory and

@@ -15,30 +15,65 @@ var (
 	date    = "unknown"
 )
 
-// VersionOptions are the options of `version`: it has none.
+// kubeProxyCompatibility is the kube-proxy release whose rules the tool
+// renders.
+const kubeProxyCompatibility = "v1.37"
+
+// VersionOptions are the options of `version`.
 type VersionOptions struct {
 	*common
+	output string
+}
+
+// versionInfo is version's -o json|yaml: kind Version (docs/OUTPUT.md).
+type versionInfo struct {
+	typeMeta
+	Version                string `json:"version"`
+	Commit                 string `json:"commit"`
+	BuildDate              string `json:"buildDate"`
+	GoVersion              string `json:"goVersion"`
+	Platform               string `json:"platform"`
+	KubeProxyCompatibility string `json:"kubeProxyCompatibility"`
 }
 
 func newVersionCommand(c *common) *cobra.Command {
 	o := &VersionOptions{common: c}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE:  runE(o),
+		Long: `Print the version, the commit and date of the build, the Go version and
+platform, and the kube-proxy release whose rules the tool renders; -o json|yaml
+prints them as a Version object (docs/OUTPUT.md).`,
+		Example: `  kubectl svcproxy version
+  kubectl svcproxy version -o json`,
+		Args: cobra.NoArgs,
+		RunE: runE(o),
 	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	return cmd
 }
 
 // Complete has nothing to fill in.
 func (o *VersionOptions) Complete(*cobra.Command, []string) error { return nil }
 
-// Validate has nothing to check.
-func (o *VersionOptions) Validate() error { return nil }
+// Validate checks the output format.
+func (o *VersionOptions) Validate() error { return validateOutput(o.output) }
 
 // Run prints the version.
 func (o *VersionOptions) Run(context.Context) error {
-	_, err := fmt.Fprintf(o.streams.Out, "kubectl-svcproxy %s (commit %s, built %s, %s, kube-proxy compatibility v1.37)\n",
-		version, commit, date, runtime.Version())
+	v := versionInfo{
+		typeMeta:               newTypeMeta(kindVersion),
+		Version:                version,
+		Commit:                 commit,
+		BuildDate:              date,
+		GoVersion:              runtime.Version(),
+		Platform:               runtime.GOOS + "/" + runtime.GOARCH,
+		KubeProxyCompatibility: kubeProxyCompatibility,
+	}
+	if o.output != "text" {
+		return writeData(o.streams.Out, o.output, &v)
+	}
+	_, err := fmt.Fprintf(o.streams.Out, "kubectl-svcproxy %s (commit %s, built %s, %s, %s, kube-proxy compatibility %s)\n",
+		v.Version, v.Commit, v.BuildDate, v.GoVersion, v.Platform, v.KubeProxyCompatibility)
 	return err
 }

@@ -193,7 +193,9 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 				return err
 			}
 		}
-		if d.mode == ModeUserspace {
+		// Only kube-proxy's iptables mode sets route_localnet: its
+		// nftables and ipvs modes serve no NodePorts on 127.0.0.1.
+		if d.mode != ModeIPTables {
 			return nil
 		}
 		return ensureRouteLocalnet(d)

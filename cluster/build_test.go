@@ -497,8 +497,8 @@ endpoints: [{addresses: [10.0.0.5]}]
 		reach:   []string{"10.0.0.1:8080"},
 		hasAny:  true,
 		warnings: []string{
+			// ports[3] has no name: defaulted to "", it matches no Service port.
 			"endpointslice ns/svc-a: endpoints[1] has no addresses: ignored",
-			"endpointslice ns/svc-a: ports[3] has no name: ignored",
 			"endpointslice ns/svc-e: no kubernetes.io/service-name label: skipped",
 		},
 	}, {

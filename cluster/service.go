@@ -48,7 +48,7 @@ func (b *builder) parseService(svc *corev1.Service) *service {
 		return nil
 	}
 	object := "service " + objectName(&svc.ObjectMeta)
-	if !b.checkMeta(object, &svc.ObjectMeta, serviceName) {
+	if !b.checkMeta(object, &svc.ObjectMeta, serviceName) || !b.checkServiceSpec(object, &svc.Spec) {
 		return nil
 	}
 	clusterIPs, ok := b.clusterIPs(object, svc)

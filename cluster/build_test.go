@@ -46,6 +46,7 @@ spec:
   clusterIP: 10.96.0.10
   clusterIPs: [10.96.0.10, "fd00:10:96::10"]
   ipFamilies: [IPv4, IPv6]
+  ipFamilyPolicy: RequireDualStack
   externalTrafficPolicy: Local
   healthCheckNodePort: 30999
   ports:
@@ -217,6 +218,7 @@ spec:
   clusterIP: "fd00::10"
   clusterIPs: ["fd00::10", 10.96.0.10]
   ipFamilies: [IPv6, IPv4]
+  ipFamilyPolicy: RequireDualStack
   externalIPs: [192.0.2.1, "2001:db8::1"]
   ports: [{name: dns, port: 53, protocol: UDP}, {name: dns, port: 53, protocol: TCP}]
 ---
@@ -282,6 +284,7 @@ spec:
   clusterIP: 10.96.0.20
   clusterIPs: [10.96.0.20, "fd00::20"]
   ipFamilies: [IPv4, IPv6]
+  ipFamilyPolicy: RequireDualStack
   loadBalancerSourceRanges: [192.0.2.0/24, 0.0.0.0/0, "2001:db8::/32"]
   ports: [{port: 443}]
 `,
@@ -497,8 +500,8 @@ endpoints: [{addresses: [10.0.0.5]}]
 		reach:   []string{"10.0.0.1:8080"},
 		hasAny:  true,
 		warnings: []string{
+			// ports[3] has no name: defaulted to "", it matches no Service port.
 			"endpointslice ns/svc-a: endpoints[1] has no addresses: ignored",
-			"endpointslice ns/svc-a: ports[3] has no name: ignored",
 			"endpointslice ns/svc-e: no kubernetes.io/service-name label: skipped",
 		},
 	}, {

@@ -85,7 +85,9 @@ func (l location) wrap(err error) error {
 // used in messages. Objects of other kinds are skipped with a warning; so are
 // fields the v1.37 API types do not know. Namespaced objects without a
 // namespace are put in "default", as kubectl would. When an object appears
-// twice, the later one wins, with a warning.
+// twice, the later one wins, with a warning. Every object gets the defaults
+// the API server gives it on create (see defaults.go), so that a file
+// builds as the same objects read from the API server would.
 func Decode(name string, data []byte) (*Snapshot, error) {
 	data, err := utf8Text(data)
 	if err != nil {
@@ -305,16 +307,23 @@ func (d *decoder) decodeObject(loc location, h header, raw []byte) error {
 	if h.name == "" {
 		return loc.errorf("metadata.name is required")
 	}
+	// Each object gets the defaults the API server would give it (defaults.go).
 	switch o := obj.(type) {
 	case *corev1.Node:
+		defaultNode(o)
 		add(d, loc, "Node", &o.ObjectMeta, &d.snap.Nodes, *o)
 	case *corev1.Service:
 		defaultNamespace(&o.ObjectMeta)
+		for _, w := range defaultService(o) {
+			d.warn(loc, "%s", w)
+		}
 		add(d, loc, "Service", &o.ObjectMeta, &d.snap.Services, *o)
 	case *discoveryv1.EndpointSlice:
 		defaultNamespace(&o.ObjectMeta)
+		defaultEndpointSlice(o)
 		add(d, loc, "EndpointSlice", &o.ObjectMeta, &d.snap.EndpointSlices, *o)
 	case *networkingv1.ServiceCIDR:
+		defaultServiceCIDR(o)
 		add(d, loc, "ServiceCIDR", &o.ObjectMeta, &d.snap.ServiceCIDRs, *o)
 	default:
 		return loc.errorf("decoded to unexpected type %T", obj)

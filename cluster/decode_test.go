@@ -179,6 +179,8 @@ spec: {clusterIP: 10.96.0.1}
 		in: `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "x"}}
 {"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR", "metadata": {"name": "c"}, "spec": {"cidrs": ["10.0.0.0/24"]}}`,
 		want: []string{"ServiceCIDR c", "Service x/a"},
+		warnings: []string{"snapshot.yaml: document 1 (Service x/a): no spec.clusterIP: the API server would allocate one, " +
+			"which a file cannot know: not proxied"},
 	}, {
 		name: "nested typed lists without item types",
 		in: `apiVersion: v1
@@ -195,6 +197,8 @@ items:
     addressType: IPv4
 `,
 		want: []string{"Service ns/s1", "EndpointSlice ns/s1-x"},
+		warnings: []string{"snapshot.yaml: item 1.1 (Service ns/s1): no spec.clusterIP: the API server would allocate one, " +
+			"which a file cannot know: not proxied"},
 	}, {
 		name: "unknown field, old apiVersion, missing namespace, duplicate",
 		in: `apiVersion: v1

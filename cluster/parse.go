@@ -68,7 +68,8 @@ func parsePrefix(s string) (netip.Prefix, error) {
 }
 
 // parseProtocol maps an API protocol to ours. The empty string is TCP, the
-// API server's default, so hand-written snapshots need not spell it out.
+// API server's default: Decode fills it in (defaults.go), and a Snapshot
+// built in code need not spell it out.
 func parseProtocol(p string) (nodetable.Protocol, bool) {
 	switch nodetable.Protocol(p) {
 	case "", nodetable.TCP:

@@ -48,7 +48,7 @@ func (b *builder) parseService(svc *corev1.Service) *service {
 		return nil
 	}
 	object := "service " + objectName(&svc.ObjectMeta)
-	if !b.checkMeta(object, &svc.ObjectMeta, serviceName) {
+	if !b.checkMeta(object, &svc.ObjectMeta, serviceName) || !b.checkServiceSpec(object, &svc.Spec) {
 		return nil
 	}
 	clusterIPs, ok := b.clusterIPs(object, svc)
@@ -85,7 +85,7 @@ func (b *builder) parseService(svc *corev1.Service) *service {
 }
 
 // headless is kube-proxy's !IsServiceIPSet. A Service with only clusterIPs
-// (hand-written; the API server always sets clusterIP) is not headless.
+// (which the API server refuses; Decode leaves it so) is not headless.
 func headless(svc *corev1.Service) bool {
 	primary := svc.Spec.ClusterIP
 	if primary == "" && len(svc.Spec.ClusterIPs) > 0 {
@@ -99,7 +99,8 @@ func headless(svc *corev1.Service) bool {
 // without ipFamilies, the family of each address. spec.clusterIP stands in
 // for a missing spec.clusterIPs. (Without ipFamilies kube-proxy reads only
 // spec.clusterIP; the API server always sets both, so the difference only
-// shows in hand-written snapshots, where ours is the friendlier reading.)
+// shows in Snapshots built in code, where ours is the friendlier reading:
+// Decode infers ipFamilies from clusterIPs as the API server does.)
 func (b *builder) clusterIPs(object string, svc *corev1.Service) (map[nodetable.Family]netip.Addr, bool) {
 	ips := svc.Spec.ClusterIPs
 	if len(ips) == 0 {

@@ -54,8 +54,11 @@ type Config struct {
 	// ConntrackTCPBeLiberal mirrors the nf_conntrack_tcp_be_liberal sysctl:
 	// when set, no rule drops conntrack-INVALID packets.
 	ConntrackTCPBeLiberal bool `json:"conntrackTCPBeLiberal,omitempty"`
-	// NFAcct adds kube-proxy's nfacct metric matches; loading them needs the
-	// nfacct objects to exist in the kernel.
+	// NFAcct adds kube-proxy's nfacct counting matches, and with them the
+	// localhost NodePort rules, which kube-proxy writes only with a
+	// counter to count them: kube-proxy does on a kernel with nfacct
+	// (nfnetlink_acct), so it is the default. Loading the rules needs the
+	// counters to exist (apply/nfacct).
 	NFAcct bool `json:"nfacct,omitempty"`
 }
 
@@ -65,6 +68,7 @@ func DefaultConfig() Config {
 		DetectLocalMode:    LocalModeClusterCIDR,
 		MasqueradeBit:      14,
 		LocalhostNodePorts: true,
+		NFAcct:             true,
 	}
 }
 

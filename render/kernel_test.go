@@ -8,6 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vishvananda/netns"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -21,6 +25,19 @@ func requireRoot(t *testing.T, tools ...string) {
 	testenv.RequireTools(t, append([]string{"unshare"}, tools...)...)
 }
 
+// inFreshNetns runs fn on a thread in a new network namespace, which goes
+// away with its last process; commands fn starts run there too.
+func inFreshNetns(fn func() error) error {
+	return nsthread.Scoped(func() error {
+		ns, err := netns.New()
+		if err != nil {
+			return err
+		}
+		defer ns.Close()
+		return fn()
+	})
+}
+
 // kernelRoundTrip loads text with iptables-restore into a fresh network
 // namespace that lives only as long as the command, and returns what
 // iptables-save then prints.
@@ -31,11 +48,22 @@ func kernelRoundTrip(t *testing.T, backend string, family nodetable.Family, text
 		bin = "ip6tables"
 	}
 	script := bin + "-" + backend + "-restore && " + bin + "-" + backend + "-save"
-	cmd := exec.Command("unshare", "--net", "sh", "-c", script)
-	cmd.Stdin = strings.NewReader(text)
+	var out []byte
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	err := inFreshNetns(func() error {
+		// The counters the nfacct matches name, as apply creates them.
+		for _, name := range nfacct.Counters {
+			if err := nfacct.Ensure(name); err != nil {
+				return err
+			}
+		}
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Stdin = strings.NewReader(text)
+		cmd.Stderr = &stderr
+		var err error
+		out, err = cmd.Output()
+		return err
+	})
 	if err != nil {
 		t.Fatalf("%s: %v: %s\ninput:\n%s", script, err, stderr.String(), text)
 	}

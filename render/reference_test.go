@@ -19,7 +19,6 @@ import (
 func referenceConfig() render.Config {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
-	cfg.NFAcct = true
 	return cfg
 }
 

@@ -115,6 +115,9 @@ func (c *Client) Apply(ctx context.Context, plans []*Plan) error {
 			return err
 		}
 	}
+	if err := c.ensureCounters(plans); err != nil {
+		return err
+	}
 	steps := c.Steps(plans)
 	commits := 0
 	for i, s := range steps {

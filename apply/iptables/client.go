@@ -111,6 +111,11 @@ type Client struct {
 	// mode's helper chains) and how they compare. It is required: Plan and
 	// Reset refuse to run without it rather than guess a mode.
 	Ownership *ipt.Ownership
+	// Counters creates the nfacct counters that rules name (kube-proxy's
+	// counting matches), in the network namespace Exec works in, before an
+	// apply writes anything (apply/nfacct.Ensure, run there). Nil creates
+	// none, and a restore of a rule naming a missing counter fails.
+	Counters func(names []string) error
 }
 
 // errNoOwnership is a Client built without its mode's ownership.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -69,11 +70,25 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	requireKernel(t, b)
 	lab := netlab.New(t)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
-	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(t), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(t, lab.Node())}
+	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(t), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(t, lab.Node()), Counters: counters(lab.Node())}
 	return &node{lab: lab, rec: rec, client: client}
 }
 
 // generation reads the nf_tables generation of a lab namespace.
+// counters creates nfacct counters in ns, as the CLI does in its own.
+func counters(ns netlab.NS) func([]string) error {
+	return func(names []string) error {
+		return ns.Do(func() error {
+			for _, n := range names {
+				if err := nfacct.Ensure(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+}
+
 func generation(ns netlab.NS) func() (uint32, error) {
 	return func() (uint32, error) {
 		var gen uint32

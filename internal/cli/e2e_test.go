@@ -291,7 +291,7 @@ func TestE2ELiberalConntrack(t *testing.T) {
 			t.Fatalf("with nf_conntrack_tcp_be_liberal=1 the INVALID drop rule must be absent:\n%s", save)
 		}
 		// render is a function of its inputs: it does not read the node's sysctls.
-		if out, _, _ := run(t, "", append([]string{"render"}, exampleArgs...)...); !strings.Contains(out, "--ctstate INVALID -j DROP") {
+		if out, _, _ := run(t, "", append([]string{"render"}, exampleArgs...)...); !strings.Contains(out, "--ctstate INVALID -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts -j DROP") {
 			t.Errorf("render should keep kube-proxy's default INVALID drop rule")
 		}
 	})

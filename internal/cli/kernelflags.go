@@ -102,7 +102,7 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 			return nil, err
 		}
 	}
-	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own}
+	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own, Counters: ensureNFAcct}
 	if k.stateDir != "" && b == applyipt.NFT {
 		if cookie, err := nftgen.NetnsCookie(); err == nil {
 			dir, err := k.cacheDir(cookie)

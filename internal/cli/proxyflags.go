@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
@@ -85,6 +86,7 @@ func NewProxyFlags(parts proxyParts) *ProxyFlags {
 		LocalhostNodePorts: def.LocalhostNodePorts,
 		DetectLocalMode:    string(def.DetectLocalMode),
 		IPVSScheduler:      "rr",
+		NFAcct:             def.NFAcct,
 		Family:             "all",
 	}
 }
@@ -123,7 +125,7 @@ func (f *ProxyFlags) addSettingsFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.DetectLocalMode, "detect-local-mode", f.DetectLocalMode, "how pod traffic is recognised: ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix")
 	fs.StringVar(&f.BridgeInterface, "pod-bridge-interface", f.BridgeInterface, "the pod bridge, with --detect-local-mode=BridgeInterface")
 	fs.StringVar(&f.InterfacePrefix, "pod-interface-name-prefix", f.InterfacePrefix, "the pod interface prefix, with --detect-local-mode=InterfaceNamePrefix")
-	fs.BoolVar(&f.NFAcct, "nfacct", f.NFAcct, "add kube-proxy's nfacct metric matches (needs the nfacct objects in the kernel)")
+	fs.BoolVar(&f.NFAcct, "nfacct", f.NFAcct, "iptables mode: kube-proxy's nfacct counting matches, and with them the localhost NodePort rules; plan and apply default to whether the kernel has nfacct, and apply creates the counters, as kube-proxy does")
 }
 
 // Complete reads the config file: it sets every flag that the command
@@ -168,6 +170,9 @@ func (f *ProxyFlags) completeSettings() error {
 	s.onNode = f.onNode
 	if f.onNode {
 		readNodeSysctls(&s.cfg)
+		if s.mode == ModeIPTables && (f.flags == nil || !f.flags.Changed("nfacct")) {
+			s.cfg.NFAcct = nfacct.Supported()
+		}
 	}
 	return nil
 }

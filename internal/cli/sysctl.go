@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
@@ -30,6 +31,18 @@ func ensureRouteLocalnet(d *desired) error {
 	}
 	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
 		return fmt.Errorf("set route_localnet for localhost NodePorts (or pass --iptables-localhost-nodeports=false): %w", err)
+	}
+	return nil
+}
+
+// ensureNFAcct creates the nfacct counters that the rules about to be
+// written name, in this process's network namespace, as kube-proxy does
+// before every full sync; it never resets one that exists.
+func ensureNFAcct(names []string) error {
+	for _, name := range names {
+		if err := nfacct.Ensure(name); err != nil {
+			return fmt.Errorf("%w (on a kernel without nfacct, pass --nfacct=false: kube-proxy then leaves out the counting matches and the localhost NodePort rules)", err)
+		}
 	}
 	return nil
 }

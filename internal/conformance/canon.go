@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,11 +23,6 @@ func (c Canonical) String() string { return strings.Join(c, "\n") + "\n" }
 // than a service rule; the tool does not create it.
 const canaryChain = "KUBE-PROXY-CANARY"
 
-// nfacctMatch is kube-proxy's packet-counting match (added when the kernel
-// has nfacct). It counts and never changes a verdict; the tool renders it
-// only with --nfacct.
-var nfacctMatch = regexp.MustCompile(` -m nfacct --nfacct-name +\S+`)
-
 // dispatchChains are the chains whose rule order is kube-proxy's Go map
 // iteration order over Services: one rule (or a few) per Service port, each
 // matching its own destination, so their order has no meaning. The jumps
@@ -43,7 +37,7 @@ var dispatchChains = map[ipt.TableName][]string{
 // CanonicalIPTables reads an iptables-save dump (counters are dropped by
 // the parser) and returns its canonical lines: "IPv4 nat :CHAIN POLICY" for
 // each chain and "IPv4 nat -A CHAIN rule" for each rule. The canary chains
-// and the nfacct matches are set aside, built-in chains that are empty and
+// built-in chains that are empty and
 // accept are left out (they are the same as absent), chains are sorted by
 // name and dispatch chains are sorted as dispatchChains says.
 func CanonicalIPTables(dump []byte, f nodetable.Family) (Canonical, error) {
@@ -59,10 +53,7 @@ func CanonicalIPTables(dump []byte, f nodetable.Family) (Canonical, error) {
 			if c.Name == canaryChain {
 				continue
 			}
-			rules := make([]ipt.Rule, len(c.Rules))
-			for i, r := range c.Rules {
-				rules[i] = ipt.Rule(nfacctMatch.ReplaceAllString(string(r), ""))
-			}
+			rules := slices.Clone(c.Rules)
 			if ipt.IsBuiltin(t.Name, c.Name) && len(rules) == 0 && (c.Policy == "ACCEPT" || c.Policy == "-") {
 				continue
 			}

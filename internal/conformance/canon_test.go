@@ -37,14 +37,14 @@ COMMIT
 COMMIT
 `
 
-// toolSave is the same rules as the tool writes them: no canary, no
-// nfacct, sorted dispatch chain, chains in another order.
+// toolSave is the same rules as the tool writes them: no canary, a
+// sorted dispatch chain, chains in another order.
 const toolSave = `*filter
 :INPUT ACCEPT [0:0]
 :FORWARD ACCEPT [0:0]
 :KUBE-FORWARD - [0:0]
 -A FORWARD -j KUBE-FORWARD
--A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP
+-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts -j DROP
 COMMIT
 *nat
 :PREROUTING ACCEPT [0:0]
@@ -74,8 +74,14 @@ func TestCanonicalIPTablesSetsAsideBookkeeping(t *testing.T) {
 	if d := LineDiff(kp, tool); d != nil {
 		t.Errorf("same rules compare as different:\n%s", strings.Join(d, "\n"))
 	}
+	// The nfacct matches are kube-proxy's rules too: the tool must render
+	// them where kube-proxy does.
+	noCounter := strings.Replace(toolSave, " -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts", "", 1)
+	if d := LineDiff(kp, mustCanonicalIPTables(t, noCounter)); len(d) == 0 {
+		t.Error("a missing nfacct match compares as equal")
+	}
 	for _, l := range kp {
-		if strings.Contains(l, canaryChain) || strings.Contains(l, "nfacct") || strings.Contains(l, "mangle") {
+		if strings.Contains(l, canaryChain) || strings.Contains(l, "mangle") {
 			t.Errorf("canonical form keeps kube-proxy's bookkeeping: %s", l)
 		}
 	}

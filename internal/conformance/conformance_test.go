@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
@@ -126,7 +127,7 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 	}
 	cctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
-	nfacct := m == IPTables && hasNFAcct(cctx, kpNS)
+	nfacct := m == IPTables && hasNFAcct(t, kpNS)
 	rendered, err := Render(s, apiSnap, nfacct)
 	if err != nil {
 		res.Err = err
@@ -147,7 +148,7 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 	if len(res.Unexplained) > 0 {
 		t.Errorf("%s rules differ from kube-proxy's (- kube-proxy only, + kubectl-svcproxy only):\n%s", m, strings.Join(res.Unexplained, "\n"))
 	}
-	report.Add(e.planCheck(t, s, m, kpNS, snapFile, config, nfacct))
+	report.Add(e.planCheck(t, s, m, kpNS, snapFile, config))
 }
 
 // kubeProxyConfig writes kube-proxy's configuration file for the scenario
@@ -208,12 +209,12 @@ func programmed(c Canonical, m Mode) bool {
 
 // planCheck runs `kubectl svcproxy plan` for the scenario in kube-proxy's
 // namespace (kube-proxy stopped), which must find nothing to change.
-func (e *env) planCheck(t *testing.T, s *Scenario, m Mode, ns netlab.NS, snapFile, config string, nfacct bool) *Result {
+func (e *env) planCheck(t *testing.T, s *Scenario, m Mode, ns netlab.NS, snapFile, config string) *Result {
 	t.Helper()
 	res := &Result{Scenario: s.Name, Check: CheckPlan(m)}
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	run := Plan(ctx, ns, tool(t, e.root), snapFile, config, t.TempDir(), nfacct)
+	run := Plan(ctx, ns, tool(t, e.root), snapFile, config, t.TempDir())
 	switch {
 	case run.NotImplemented():
 		res.Skipped = strings.TrimSpace(run.Output)
@@ -232,9 +233,12 @@ func (e *env) planCheck(t *testing.T, s *Scenario, m Mode, ns netlab.NS, snapFil
 	return res
 }
 
-// hasNFAcct reports whether kube-proxy's iptables rules carry nfacct
-// matches (it adds them when the kernel supports nfacct).
-func hasNFAcct(ctx context.Context, ns netlab.NS) bool {
-	out, err := ns.Run(ctx, "iptables-nft-save")
-	return err == nil && nfacctMatch.Match(out)
+// hasNFAcct reports whether the node's kernel has nfacct, as the tool
+// and kube-proxy probe it: not from kube-proxy's output.
+func hasNFAcct(t *testing.T, ns netlab.NS) bool {
+	var ok bool
+	if err := ns.Do(func() error { ok = nfacct.Supported(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -79,17 +80,38 @@ func Dump(ctx context.Context, ns netlab.NS, mode Mode) (Canonical, error) {
 }
 
 // LoadIPTables loads rendered rulesets into ns with iptables-nft-restore,
-// which in a fresh namespace writes exactly them. The nfacct matches are
-// left out: they need nfacct objects, which only kube-proxy's namespace
-// has, and the comparison sets them aside anyway.
+// which in a fresh namespace writes exactly them, after creating the
+// nfacct counters their rules may name, as apply does.
 func LoadIPTables(ctx context.Context, ns netlab.NS, sets []*ipt.Ruleset) error {
+	if err := ns.Do(func() error {
+		if !usesNFAcct(sets) {
+			return nil
+		}
+		for _, name := range nfacct.Counters {
+			if err := nfacct.Ensure(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	for _, rs := range sets {
-		text := nfacctMatch.ReplaceAllString(rs.String(), "")
-		if _, err := ns.RunInput(ctx, []byte(text), restoreCommand(rs.Family)); err != nil {
+		if _, err := ns.RunInput(ctx, []byte(rs.String()), restoreCommand(rs.Family)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// usesNFAcct reports whether a rule of sets names an nfacct counter.
+func usesNFAcct(sets []*ipt.Ruleset) bool {
+	for _, rs := range sets {
+		if strings.Contains(rs.String(), " -m nfacct ") {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadNFTables loads rendered tables into ns with `nft -f`.

@@ -56,7 +56,8 @@ type Rendered struct {
 // Render builds the node-local tables from snap (the objects as the API
 // server returned them) and renders both modes for both families, as
 // `kubectl svcproxy apply` does by default (--family=all); nfacct says
-// whether kube-proxy used nfacct (see Scenario.RenderConfig).
+// whether the node's kernel has nfacct, which the tool detects on a node
+// as kube-proxy does (see Scenario.RenderConfig).
 func Render(s *Scenario, snap *cluster.Snapshot, nfacct bool) (*Rendered, error) {
 	tables, _, err := cluster.Build(snap, s.ClusterConfig())
 	if err != nil {
@@ -112,13 +113,10 @@ func (p *PlanRun) NotImplemented() bool {
 
 // Plan runs `kubectl svcproxy plan -f snapshot --config kubeProxyConfig`
 // inside ns, on the nf_tables iptables backend, with its dump cache in
-// stateDir. nfacct asks for kube-proxy's nfacct matches, which kube-proxy
-// adds when the kernel supports them.
-func Plan(ctx context.Context, ns netlab.NS, bin, snapshot, kubeProxyConfig, stateDir string, nfacct bool) *PlanRun {
+// stateDir. It passes no flag that a user on kube-proxy's node would not:
+// the same config file, and paths that keep the run hermetic.
+func Plan(ctx context.Context, ns netlab.NS, bin, snapshot, kubeProxyConfig, stateDir string) *PlanRun {
 	args := []string{"plan", "-f", snapshot, "--config=" + kubeProxyConfig, "--iptables-backend=nft", "--state-dir=" + stateDir}
-	if nfacct {
-		args = append(args, "--nfacct")
-	}
 	cmd := ns.Command(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(stateDir, "no-kubeconfig"))
 	var out bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
@@ -44,6 +45,17 @@ func iptablesLoader(backend string) traffic.Loader {
 	return func(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 		t.Helper()
 		cfg := labConfig()
+		// The counters of kube-proxy's nfacct matches, as apply makes them.
+		if err := lab.Node().Do(func() error {
+			for _, name := range nfacct.Counters {
+				if err := nfacct.Ensure(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 		for _, table := range usedTables(t, snap) {
 			family := table.Family
 			bin := "iptables-" + backend

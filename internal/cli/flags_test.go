@@ -111,3 +111,30 @@ func TestFlagsOfAnotherModeFromConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeNameHelpShowsOneDefault checks that --node-name's help states
+// its default once, in words, and that the default is still the
+// hostname.
+func TestNodeNameHelpShowsOneDefault(t *testing.T) {
+	for _, cmd := range []string{"render", "snapshot", "apply", "proxy"} {
+		out, _, _ := run(t, "", cmd, "--help")
+		line := ""
+		for l := range strings.Lines(out) {
+			if strings.Contains(l, "--node-name") {
+				line = l
+			}
+		}
+		if strings.Count(line, "default") != 1 || !strings.Contains(line, "hostname") {
+			t.Errorf("%s --help: --node-name should state one default, the hostname: %q", cmd, line)
+		}
+	}
+	host, _ := os.Hostname()
+	if host == "" {
+		t.Skip("no hostname")
+	}
+	// The example has no Node of that name: the error names the hostname.
+	_, stderr, code := run(t, "", "render", "-f", filepath.Join("..", "..", "examples", "snapshot.yaml"))
+	if code != ExitError || !strings.Contains(stderr, strings.ToLower(host)) {
+		t.Errorf("render without --node-name: exit %d, %q; want an error naming the hostname %q", code, stderr, host)
+	}
+}

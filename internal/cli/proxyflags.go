@@ -75,12 +75,10 @@ const (
 
 // NewProxyFlags returns the parts of the flags, with kube-proxy's defaults.
 func NewProxyFlags(parts proxyParts) *ProxyFlags {
-	host, _ := os.Hostname()
 	def := render.DefaultConfig()
 	return &ProxyFlags{
 		parts:              parts,
 		Mode:               string(ModeIPTables),
-		NodeName:           strings.ToLower(host),
 		MasqueradeBit:      def.MasqueradeBit,
 		LocalhostNodePorts: def.LocalhostNodePorts,
 		DetectLocalMode:    string(def.DetectLocalMode),
@@ -96,7 +94,9 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 		fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
 	}
 	if f.parts&nodePart != 0 {
-		fs.StringVar(&f.NodeName, "node-name", f.NodeName, "the node to render for (default: the hostname)")
+		// The default is filled in by Complete, so that help shows it once,
+		// in words, and the config file's hostnameOverride can still set it.
+		fs.StringVar(&f.NodeName, "node-name", "", "the node to render for (default: this machine's hostname, in lower case)")
 	}
 	if f.parts&settingsPart != 0 {
 		f.addSettingsFlags(fs)
@@ -127,11 +127,19 @@ func (f *ProxyFlags) addSettingsFlags(fs *pflag.FlagSet) {
 }
 
 // Complete reads the config file: it sets every flag that the command
-// line did not set.
+// line did not set. A node name that neither set is the hostname, as
+// kube-proxy's.
 func (f *ProxyFlags) Complete(cmd *cobra.Command) error {
 	f.command = cmd.Name()
 	f.flags = cmd.Flags()
-	return f.applyConfigFile(cmd.Flags())
+	if err := f.applyConfigFile(cmd.Flags()); err != nil {
+		return err
+	}
+	if f.NodeName == "" {
+		host, _ := os.Hostname()
+		f.NodeName = strings.ToLower(host)
+	}
+	return nil
 }
 
 // completeMode parses --mode and --family.

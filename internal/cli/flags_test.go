@@ -62,7 +62,7 @@ func TestFlagsPerCommand(t *testing.T) {
 // would also refuse, keep them off this machine's kernel even if not.)
 func TestFlagsOfAnotherMode(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "kube-proxy.yaml")
-	os.WriteFile(cfg, []byte("kind: KubeProxyConfiguration\nmode: nftables\n"), 0o644)
+	os.WriteFile(cfg, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n"), 0o644)
 	for _, tc := range []struct {
 		args string
 		want string
@@ -96,7 +96,7 @@ func TestFlagsOfAnotherMode(t *testing.T) {
 // is held to --mode.
 func TestFlagsOfAnotherModeFromConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "kube-proxy.yaml")
-	os.WriteFile(cfg, []byte("kind: KubeProxyConfiguration\nmode: iptables\nipvs:\n  scheduler: mh\n  excludeCIDRs: [10.0.0.0/8]\n"), 0o644)
+	os.WriteFile(cfg, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\nipvs:\n  scheduler: mh\n  excludeCIDRs: [10.0.0.0/8]\n"), 0o644)
 	out, stderr, code := run(t, "", "render", "--example", "--family=ipv4", "--config", cfg)
 	if code != ExitOK || !strings.Contains(out, "*nat") {
 		t.Errorf("render with another mode's section in the config file: exit %d, %s", code, stderr)

@@ -56,6 +56,19 @@ func (w *watchFlags) validate(fs *pflag.FlagSet, conflicts ...string) error {
 	return nil
 }
 
+// validatePeriods checks the sync periods of apply --watch and proxy,
+// naming them as given: flag, kube-proxy alias or config file field.
+func (f *ProxyFlags) validatePeriods(minSync, sync time.Duration) error {
+	switch {
+	case sync <= 0:
+		return fmt.Errorf("%s %v: must be greater than 0", f.describe("sync-period"), sync)
+	case minSync < 0 || minSync > sync:
+		return fmt.Errorf("%s %v: must be between 0 and %s (%v)",
+			f.describe("min-sync-period"), minSync, strings.TrimSuffix(f.describe("sync-period"), ":"), sync)
+	}
+	return nil
+}
+
 // runWatch runs until ctx is done, which is a clean stop (nil): Run's
 // withInterrupt cancels it on SIGINT or SIGTERM, after the sync under way. sync renders snap and reconciles the kernel,
 // returning a summary of what it changed; a failed sync is logged and

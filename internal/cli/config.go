@@ -133,10 +133,10 @@ func setFromConfig(fs *pflag.FlagSet, name, value string) error {
 
 // describe names a setting for a message about its value: the config
 // file's field when the value came from the file ("--config kp.yaml:3:
-// mode:"), else the flag ("--mode").
+// mode:"), else the flag as the command line gave it ("--proxy-mode").
 func (f *ProxyFlags) describe(flag string) string {
 	if field, ok := f.fromConfig[flag]; ok && f.config != nil {
 		return f.config.at(field)
 	}
-	return "--" + flag
+	return givenFlag(f.flags, flag)
 }

@@ -51,7 +51,7 @@ func checkModeFlags(fs *pflag.FlagSet, mode Mode, fromConfig map[string]string) 
 			return fmt.Errorf("--%s applies to --mode=%s only, not --mode=%s", mf.name, mf.mode, mode)
 		}
 	}
-	return nil
+	return checkAliasModes(fs, mode)
 }
 
 // parseMode returns the mode named by --mode; source names where the

@@ -48,9 +48,9 @@ func (w *watchFlags) validate(fs *pflag.FlagSet, conflicts ...string) error {
 	for _, name := range names {
 		if f := fs.Lookup(name); f != nil && f.Changed {
 			if w.enabled {
-				return fmt.Errorf("--watch cannot be used with --%s", name)
+				return fmt.Errorf("--watch cannot be used with %s", givenFlag(fs, name))
 			}
-			return fmt.Errorf("--%s needs --watch", name)
+			return fmt.Errorf("%s needs --watch", givenFlag(fs, name))
 		}
 	}
 	return nil

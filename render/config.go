@@ -75,20 +75,21 @@ func DefaultConfig() Config {
 // Validate checks the settings that the renderers rely on.
 func (c *Config) Validate() error {
 	if c.MasqueradeBit < 0 || c.MasqueradeBit > 31 {
-		return fmt.Errorf("masqueradeBit %d: must be in 0..31", c.MasqueradeBit)
+		return &SettingError{Setting: "masqueradeBit", Value: fmt.Sprint(c.MasqueradeBit), Problem: "must be between 0 and 31"}
 	}
 	switch c.DetectLocalMode {
 	case "", LocalModeClusterCIDR, LocalModeNodeCIDR:
 	case LocalModeBridgeInterface:
 		if c.BridgeInterface == "" {
-			return fmt.Errorf("detectLocalMode %s needs bridgeInterface", c.DetectLocalMode)
+			return &SettingError{Setting: "detectLocalMode", Value: string(c.DetectLocalMode), Needs: "bridgeInterface"}
 		}
 	case LocalModeInterfaceNamePrefix:
 		if c.InterfaceNamePrefix == "" {
-			return fmt.Errorf("detectLocalMode %s needs interfaceNamePrefix", c.DetectLocalMode)
+			return &SettingError{Setting: "detectLocalMode", Value: string(c.DetectLocalMode), Needs: "interfaceNamePrefix"}
 		}
 	default:
-		return fmt.Errorf("detectLocalMode %q: must be ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix", c.DetectLocalMode)
+		return &SettingError{Setting: "detectLocalMode", Value: fmt.Sprintf("%q", c.DetectLocalMode),
+			Problem: "must be ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix"}
 	}
 	for _, a := range c.NodePortAddresses {
 		switch a {
@@ -96,7 +97,7 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if _, err := netip.ParsePrefix(a); err != nil {
-			return fmt.Errorf("nodePortAddresses: %q is neither a CIDR nor primary, localhost or all", a)
+			return &SettingError{Setting: "nodePortAddresses", Value: fmt.Sprintf("%q", a), Problem: "neither a CIDR nor primary, localhost or all"}
 		}
 	}
 	return nil

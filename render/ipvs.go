@@ -20,7 +20,7 @@ type IPVSOptions struct {
 // Validate checks the scheduler name against kube-proxy v1.37's list.
 func (o IPVSOptions) Validate() error {
 	if o.Scheduler != "" && !slices.Contains(ipvsSchedulers, o.Scheduler) {
-		return fmt.Errorf("ipvs scheduler %q: must be one of %v", o.Scheduler, ipvsSchedulers)
+		return &SettingError{Setting: "scheduler", Value: fmt.Sprintf("%q", o.Scheduler), Problem: fmt.Sprintf("must be one of %v", ipvsSchedulers)}
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"net/netip"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -25,10 +24,10 @@ type UserspaceOptions struct {
 // Validate checks the options as v1.25's NewProxier did.
 func (o *UserspaceOptions) Validate() error {
 	if o.ListenIP.IsLoopback() {
-		return fmt.Errorf("listenIP %s: cannot proxy on localhost", o.ListenIP)
+		return &SettingError{Setting: "listenIP", Value: o.ListenIP.String(), Problem: "cannot proxy on localhost"}
 	}
 	if r := o.PortRange; r != (ProxyPortRange{}) && (r.First == 0 || r.Last < r.First) {
-		return fmt.Errorf("portRange %s: need 1 <= first <= last", r)
+		return &SettingError{Setting: "portRange", Value: r.String(), Problem: "need 1 <= first <= last"}
 	}
 	return nil
 }

@@ -114,6 +114,11 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.watch.validate(o.flags, "filename", "example", "dry-run", "wait"); err != nil {
 		return err
 	}
+	if o.watch.enabled {
+		if err := o.proxy.validatePeriods(o.watch.minSyncPeriod, o.watch.syncPeriod); err != nil {
+			return err
+		}
+	}
 	if err := o.input.validate(); err != nil {
 		return err
 	}
@@ -123,7 +128,7 @@ func (o *ApplyOptions) Validate() error {
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
 		return err
 	}
-	return o.kernel.validate(o.proxy.settings.mode)
+	return o.kernel.validate(o.proxy)
 }
 
 // Run renders, locks, plans and applies, once or (--watch) on every change.

@@ -126,7 +126,7 @@ type ipvsBackend struct {
 }
 
 func (c *common) ipvsBackend(ctx context.Context, k *kernelFlags) (kernelBackend, error) {
-	exclude, err := k.excludeCIDRs()
+	exclude, err := k.excludeCIDRs("--ipvs-exclude-cidrs")
 	if err != nil {
 		return nil, err
 	}

@@ -197,7 +197,8 @@ iptables:
 
 	// nftables mode reads its own section's masquerade bit, as kube-proxy
 	// does, and the mode's sync periods reach apply --watch's flags.
-	os.WriteFile(cfg, []byte(`kind: KubeProxyConfiguration
+	os.WriteFile(cfg, []byte(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
 mode: nftables
 clusterCIDR: 10.244.0.0/16
 iptables:
@@ -231,7 +232,7 @@ nftables:
 	}
 	// kube-proxy's config files carry metricsBindAddress; a one-shot
 	// apply with one must not ask for --watch.
-	os.WriteFile(cfg, []byte("kind: KubeProxyConfiguration\nmode: nftables\nmetricsBindAddress: 127.0.0.1:10249\nnftables:\n  syncPeriod: 20s\n"), 0o644)
+	os.WriteFile(cfg, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nmetricsBindAddress: 127.0.0.1:10249\nnftables:\n  syncPeriod: 20s\n"), 0o644)
 	// (A bad --ipvs-exclude-cidrs stops the run after flag validation and
 	// before anything reads or writes this test machine's kernel.)
 	if _, stderr, code := run(t, "", "apply", "--example", "--config", cfg, "--mode=ipvs", "--ipvs-exclude-cidrs=not-a-cidr"); strings.Contains(stderr, "needs --watch") || !strings.Contains(stderr, "--ipvs-exclude-cidrs") {

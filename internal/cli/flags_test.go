@@ -64,7 +64,7 @@ func TestFlagsPerCommand(t *testing.T) {
 // would also refuse, keep them off this machine's kernel even if not.)
 func TestFlagsOfAnotherMode(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "kube-proxy.yaml")
-	os.WriteFile(cfg, []byte("kind: KubeProxyConfiguration\nmode: nftables\n"), 0o644)
+	os.WriteFile(cfg, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n"), 0o644)
 	for _, tc := range []struct {
 		args string
 		want string
@@ -98,7 +98,7 @@ func TestFlagsOfAnotherMode(t *testing.T) {
 // is held to --mode.
 func TestFlagsOfAnotherModeFromConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "kube-proxy.yaml")
-	os.WriteFile(cfg, []byte("kind: KubeProxyConfiguration\nmode: iptables\nipvs:\n  scheduler: mh\n  excludeCIDRs: [10.0.0.0/8]\n"), 0o644)
+	os.WriteFile(cfg, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\nipvs:\n  scheduler: mh\n  excludeCIDRs: [10.0.0.0/8]\n"), 0o644)
 	out, stderr, code := run(t, "", "render", "--example", "--family=ipv4", "--config", cfg)
 	if code != ExitOK || !strings.Contains(out, "*nat") {
 		t.Errorf("render with another mode's section in the config file: exit %d, %s", code, stderr)
@@ -134,7 +134,9 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 		}
 	})
 	// What apply does that plan does not: write, wait, watch, guard.
-	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force"}, watchOnlyFlags...)
+	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force",
+		// kube-proxy's names of the watch-only sync periods.
+		"iptables-sync-period", "iptables-min-sync-period", "ipvs-sync-period", "ipvs-min-sync-period"}, watchOnlyFlags...)
 	apply.Flags().VisitAll(func(f *pflag.Flag) {
 		if plan.Flags().Lookup(f.Name) == nil && !slices.Contains(applyOnly, f.Name) {
 			t.Errorf("apply takes --%s, plan does not", f.Name)
@@ -155,7 +157,7 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 	// Accepted on the command line: the command goes on to refuse the bad
 	// --ipvs-exclude-cidrs, before it reads the kernel.
 	_, stderr, code := run(t, "", "plan", "--example", "--mode=ipvs", "--lock-file="+filepath.Join(t.TempDir(), "lock"), "--lock-wait=3s", "--ipvs-exclude-cidrs=bogus")
-	if code != ExitError || !strings.Contains(stderr, `--ipvs-exclude-cidrs: "bogus" is not a CIDR`) {
+	if code != ExitError || !strings.Contains(stderr, `--ipvs-exclude-cidrs "bogus": not a CIDR`) {
 		t.Errorf("plan with the lock flags: exit %d, %q", code, stderr)
 	}
 }
@@ -191,5 +193,32 @@ func TestNoNamespaceFlag(t *testing.T) {
 		if code != ExitError || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, %q; want exit %d and %q", tc.args, code, stderr, ExitError, tc.want)
 		}
+	}
+}
+
+// TestNodeNameHelpShowsOneDefault checks that --node-name's help states
+// its default once, in words, and that the default is still the
+// hostname.
+func TestNodeNameHelpShowsOneDefault(t *testing.T) {
+	for _, cmd := range []string{"render", "snapshot", "apply", "proxy"} {
+		out, _, _ := run(t, "", cmd, "--help")
+		line := ""
+		for l := range strings.Lines(out) {
+			if strings.Contains(l, "--node-name") {
+				line = l
+			}
+		}
+		if strings.Count(line, "default") != 1 || !strings.Contains(line, "hostname") {
+			t.Errorf("%s --help: --node-name should state one default, the hostname: %q", cmd, line)
+		}
+	}
+	host, _ := os.Hostname()
+	if host == "" {
+		t.Skip("no hostname")
+	}
+	// The example has no Node of that name: the error names the hostname.
+	_, stderr, code := run(t, "", "render", "-f", filepath.Join("..", "..", "examples", "snapshot.yaml"))
+	if code != ExitError || !strings.Contains(stderr, strings.ToLower(host)) {
+		t.Errorf("render without --node-name: exit %d, %q; want an error naming the hostname %q", code, stderr, host)
 	}
 }

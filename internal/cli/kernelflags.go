@@ -72,17 +72,18 @@ func (k *kernelFlags) addLockFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, waitHelp)
 }
 
-// validate checks the flags the mode uses, before anything reads the
+// validate checks the flags the mode of p uses, before anything reads the
 // kernel: nftables mode writes no iptables rules, and only ipvs mode has
-// excluded CIDRs.
-func (k *kernelFlags) validate(mode Mode) error {
+// excluded CIDRs, which may come from p's config file.
+func (k *kernelFlags) validate(p *ProxyFlags) error {
+	mode := p.settings.mode
 	if mode != ModeNFTables {
 		if _, err := applyipt.ParseBackend(k.backend); err != nil {
 			return err
 		}
 	}
 	if mode == ModeIPVS {
-		if _, err := k.excludeCIDRs(); err != nil {
+		if _, err := k.excludeCIDRs(p.describe("ipvs-exclude-cidrs")); err != nil {
 			return err
 		}
 	}
@@ -148,13 +149,13 @@ func (k *kernelFlags) cacheDir(cookie uint64, sub ...string) (*statefile.Dir, er
 	return d, nil
 }
 
-// excludeCIDRs parses --ipvs-exclude-cidrs.
-func (k *kernelFlags) excludeCIDRs() ([]netip.Prefix, error) {
+// excludeCIDRs parses --ipvs-exclude-cidrs; source names it for errors.
+func (k *kernelFlags) excludeCIDRs(source string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range k.ipvsExclude {
 		p, err := netip.ParsePrefix(strings.TrimSpace(s))
 		if err != nil {
-			return nil, fmt.Errorf("--ipvs-exclude-cidrs: %q is not a CIDR: %w", s, err)
+			return nil, fmt.Errorf("%s %q: not a CIDR: %w", source, s, err)
 		}
 		out = append(out, p.Masked())
 	}

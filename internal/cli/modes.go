@@ -42,26 +42,27 @@ var modeOnlyFlags = []struct {
 // command line set: it would be silently ignored. Flags the config file set
 // (fromConfig) are left alone, as kube-proxy leaves its config's other
 // mode sections alone.
-func checkModeFlags(fs *pflag.FlagSet, mode Mode, fromConfig map[string]bool) error {
+func checkModeFlags(fs *pflag.FlagSet, mode Mode, fromConfig map[string]string) error {
 	for _, mf := range modeOnlyFlags {
-		if mf.mode == mode || fromConfig[mf.name] {
+		if _, fromFile := fromConfig[mf.name]; mf.mode == mode || fromFile {
 			continue
 		}
 		if f := fs.Lookup(mf.name); f != nil && f.Changed {
 			return fmt.Errorf("--%s applies to --mode=%s only, not --mode=%s", mf.name, mf.mode, mode)
 		}
 	}
-	return nil
+	return checkAliasModes(fs, mode)
 }
 
-// parseMode returns the mode named by --mode.
-func parseMode(name string) (Mode, error) {
+// parseMode returns the mode named by --mode; source names where the
+// name came from, for the error (see ProxyFlags.describe).
+func parseMode(source, name string) (Mode, error) {
 	for _, m := range allModes {
 		if string(m) == name {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("--mode %q: must be one of iptables, nftables, ipvs, userspace", name)
+	return "", fmt.Errorf("%s %q: must be iptables, nftables, ipvs or userspace", source, name)
 }
 
 // parseFamilies returns the families selected by --family.

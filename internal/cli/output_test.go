@@ -289,7 +289,7 @@ func TestOutputDocumented(t *testing.T) {
 		[]*ipt.Ruleset{}, []*nft.Ruleset{}, []*ipvs.Ruleset{}, []*userspace.Ruleset{},
 		diff.IPTablesChangeSet{}, diff.NFTablesChangeSet{}, diff.IPVSChangeSet{},
 	} {
-		jsonFields(reflect.TypeOf(v), fmt.Sprintf("%T", v), fields)
+		outputJSONFields(reflect.TypeOf(v), fmt.Sprintf("%T", v), fields)
 	}
 	for field, where := range fields {
 		if !bytes.Contains(doc, []byte("`"+field+"`")) && !bytes.Contains(doc, []byte("."+field+"`")) {
@@ -336,7 +336,7 @@ func TestFillNil(t *testing.T) {
 
 // jsonFields adds the JSON names of the struct fields that values of t
 // can hold to fields, each with where it was found.
-func jsonFields(t reflect.Type, where string, fields map[string]string) {
+func outputJSONFields(t reflect.Type, where string, fields map[string]string) {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
 		t = t.Elem()
 	}
@@ -350,14 +350,14 @@ func jsonFields(t reflect.Type, where string, fields map[string]string) {
 		case !f.IsExported() || name == "-":
 			continue
 		case f.Anonymous && name == "":
-			jsonFields(f.Type, where, fields)
+			outputJSONFields(f.Type, where, fields)
 			continue
 		case name == "":
 			name = f.Name
 		}
 		if _, seen := fields[name]; !seen {
 			fields[name] = where + "." + f.Name
-			jsonFields(f.Type, where+"."+f.Name, fields)
+			outputJSONFields(f.Type, where+"."+f.Name, fields)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func (o *PlanOptions) Validate() error {
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
 		return err
 	}
-	return o.kernel.validate(o.proxy.settings.mode)
+	return o.kernel.validate(o.proxy)
 }
 
 // Run renders, reads the kernel and prints the plan.

@@ -95,15 +95,14 @@ func (o *ProxyOptions) Complete(cmd *cobra.Command, _ []string) error {
 func (o *ProxyOptions) Validate() error {
 	switch {
 	case o.proxy.Mode != string(ModeUserspace):
-		return fmt.Errorf("--mode %s: proxy runs only --mode=userspace", o.proxy.Mode)
+		return fmt.Errorf("%s %s: proxy runs only --mode=userspace", o.proxy.describe("mode"), o.proxy.Mode)
 	case o.udpTimeout <= 0:
 		return fmt.Errorf("--udp-timeout %v: must be greater than 0", o.udpTimeout)
-	case o.syncPeriod <= 0:
-		return fmt.Errorf("--sync-period %v: must be greater than 0", o.syncPeriod)
-	case o.minSyncPeriod < 0 || o.minSyncPeriod > o.syncPeriod:
-		return fmt.Errorf("--min-sync-period %v: must be between 0 and --sync-period (%v)", o.minSyncPeriod, o.syncPeriod)
 	case o.reloadInterval <= 0:
 		return fmt.Errorf("--reload-interval %v: must be greater than 0", o.reloadInterval)
+	}
+	if err := o.proxy.validatePeriods(o.minSyncPeriod, o.syncPeriod); err != nil {
+		return err
 	}
 	if err := o.input.validate(); err != nil {
 		return err
@@ -111,7 +110,7 @@ func (o *ProxyOptions) Validate() error {
 	if err := o.proxy.validateRender(ModeUserspace); err != nil {
 		return err
 	}
-	return o.kernel.validate(ModeUserspace)
+	return o.kernel.validate(o.proxy)
 }
 
 // Run runs the proxy until SIGTERM or SIGINT.

@@ -46,8 +46,11 @@ type ProxyFlags struct {
 	command string
 	// flags are the command's flags, to tell which were given.
 	flags *pflag.FlagSet
-	// fromConfig are the flags the config file set.
-	fromConfig map[string]bool
+	// config is the config file read, if any.
+	config *configFile
+	// fromConfig are the flags the config file set, with the file's
+	// field that set each.
+	fromConfig map[string]string
 	// settings are the parsed flags: Complete fills them.
 	settings renderSettings
 }
@@ -76,12 +79,10 @@ const (
 
 // NewProxyFlags returns the parts of the flags, with kube-proxy's defaults.
 func NewProxyFlags(parts proxyParts) *ProxyFlags {
-	host, _ := os.Hostname()
 	def := render.DefaultConfig()
 	return &ProxyFlags{
 		parts:              parts,
 		Mode:               string(ModeIPTables),
-		NodeName:           strings.ToLower(host),
 		MasqueradeBit:      def.MasqueradeBit,
 		LocalhostNodePorts: def.LocalhostNodePorts,
 		DetectLocalMode:    string(def.DetectLocalMode),
@@ -98,7 +99,9 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 		fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
 	}
 	if f.parts&nodePart != 0 {
-		fs.StringVar(&f.NodeName, "node-name", f.NodeName, "the node to render for (default: the hostname)")
+		// The default is filled in by Complete, so that help shows it once,
+		// in words, and the config file's hostnameOverride can still set it.
+		fs.StringVar(&f.NodeName, "node-name", "", "the node to render for (default: this machine's hostname, in lower case)")
 	}
 	if f.parts&settingsPart != 0 {
 		f.addSettingsFlags(fs)
@@ -129,18 +132,26 @@ func (f *ProxyFlags) addSettingsFlags(fs *pflag.FlagSet) {
 }
 
 // Complete reads the config file: it sets every flag that the command
-// line did not set.
+// line did not set. A node name that neither set is the hostname, as
+// kube-proxy's.
 func (f *ProxyFlags) Complete(cmd *cobra.Command) error {
 	f.command = cmd.Name()
 	f.flags = cmd.Flags()
-	return f.applyConfigFile(cmd.Flags())
+	if err := f.applyConfigFile(cmd.Flags()); err != nil {
+		return err
+	}
+	if f.NodeName == "" {
+		host, _ := os.Hostname()
+		f.NodeName = strings.ToLower(host)
+	}
+	return nil
 }
 
 // completeMode parses --mode and --family.
 func (f *ProxyFlags) completeMode() error {
 	s := &f.settings
 	var err error
-	if s.mode, err = parseMode(f.Mode); err != nil {
+	if s.mode, err = parseMode(f.describe("mode"), f.Mode); err != nil {
 		return err
 	}
 	s.families, err = parseFamilies(f.Family)
@@ -182,20 +193,20 @@ func (f *ProxyFlags) completeSettings() error {
 func (f *ProxyFlags) validateRender(modes ...Mode) error {
 	s := &f.settings
 	if !slices.Contains(modes, s.mode) {
-		return fmt.Errorf("--mode %s: not implemented for %s", s.mode, f.command)
+		return fmt.Errorf("%s %s: not implemented for %s", f.describe("mode"), s.mode, f.command)
 	}
 	if err := f.validateModeFlags(); err != nil {
 		return err
 	}
 	if err := s.cfg.Validate(); err != nil {
-		return err
+		return f.settingError(err)
 	}
 	if s.mode == ModeIPVS {
 		if err := s.ipvs.Validate(); err != nil {
-			return fmt.Errorf("--ipvs-scheduler: %w", err)
+			return f.settingError(err)
 		}
 	}
-	return s.userspace.Validate()
+	return f.settingError(s.userspace.Validate())
 }
 
 // validateModeFlags refuses the flags of another mode than --mode.
@@ -207,16 +218,16 @@ func (f *ProxyFlags) validateModeFlags() error {
 func (f *ProxyFlags) clusterConfig() (cluster.Config, error) {
 	cfg := cluster.Config{NodeName: f.NodeName}
 	if f.NodeName == "" {
-		return cfg, fmt.Errorf("--node-name is empty and the hostname is unknown")
+		return cfg, fmt.Errorf("%s is empty and the hostname is unknown", f.describe("node-name"))
 	}
 	for _, s := range f.NodeIPs {
 		a, err := netip.ParseAddr(strings.TrimSpace(s))
 		if err != nil {
-			return cfg, fmt.Errorf("--node-ip %q: not an IP address", s)
+			return cfg, fmt.Errorf("%s %q: not an IP address", f.describe("node-ip"), s)
 		}
 		cfg.NodeIPs = append(cfg.NodeIPs, a)
 	}
-	cidrs, err := parsePrefixes("--service-cidr", f.ServiceCIDRs)
+	cidrs, err := parsePrefixes(f.describe("service-cidr"), f.ServiceCIDRs)
 	cfg.ServiceCIDRs = cidrs
 	return cfg, err
 }
@@ -233,7 +244,7 @@ func (f *ProxyFlags) renderConfig() (render.Config, error) {
 	cfg.BridgeInterface = f.BridgeInterface
 	cfg.InterfaceNamePrefix = f.InterfacePrefix
 	cfg.NFAcct = f.NFAcct
-	cidrs, err := parsePrefixes("--cluster-cidr", f.ClusterCIDRs)
+	cidrs, err := parsePrefixes(f.describe("cluster-cidr"), f.ClusterCIDRs)
 	cfg.ClusterCIDRs = cidrs
 	return cfg, err
 }
@@ -257,14 +268,14 @@ func (f *ProxyFlags) userspaceOptions() (render.UserspaceOptions, error) {
 	if f.ProxyPortRange != "" {
 		r, err := render.ParseProxyPortRange(f.ProxyPortRange)
 		if err != nil {
-			return o, fmt.Errorf("--proxy-port-range: %w", err)
+			return o, fmt.Errorf("%s: %w", strings.TrimSuffix(f.describe("proxy-port-range"), ":"), err)
 		}
 		o.PortRange = r
 	}
 	if f.BindAddress != "" {
 		a, err := netip.ParseAddr(f.BindAddress)
 		if err != nil {
-			return o, fmt.Errorf("--bind-address %q: not an IP address", f.BindAddress)
+			return o, fmt.Errorf("%s %q: not an IP address", f.describe("bind-address"), f.BindAddress)
 		}
 		o.ListenIP = a
 	}

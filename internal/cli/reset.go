@@ -49,7 +49,7 @@ func (o *ResetOptions) Validate() error {
 	if err := o.proxy.validateModeFlags(); err != nil {
 		return err
 	}
-	return o.kernel.validate(o.proxy.settings.mode)
+	return o.kernel.validate(o.proxy)
 }
 
 // Run removes the owned rules of every selected family.

@@ -60,6 +60,9 @@ type options interface {
 // runE is the RunE of every command: Complete, Validate, Run.
 func runE(o options) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if err := checkAliases(cmd.Flags()); err != nil {
+			return err
+		}
 		if err := o.Complete(cmd, args); err != nil {
 			return err
 		}
@@ -98,6 +101,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newVersionCommand(c),
 	)
 	root.SetFlagErrorFunc(namespaceFlagError)
+	addAliases(root)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

@@ -48,10 +48,23 @@ func (w *watchFlags) validate(fs *pflag.FlagSet, conflicts ...string) error {
 	for _, name := range names {
 		if f := fs.Lookup(name); f != nil && f.Changed {
 			if w.enabled {
-				return fmt.Errorf("--watch cannot be used with --%s", name)
+				return fmt.Errorf("--watch cannot be used with %s", givenFlag(fs, name))
 			}
-			return fmt.Errorf("--%s needs --watch", name)
+			return fmt.Errorf("%s needs --watch", givenFlag(fs, name))
 		}
+	}
+	return nil
+}
+
+// validatePeriods checks the sync periods of apply --watch and proxy,
+// naming them as given: flag, kube-proxy alias or config file field.
+func (f *ProxyFlags) validatePeriods(minSync, sync time.Duration) error {
+	switch {
+	case sync <= 0:
+		return fmt.Errorf("%s %v: must be greater than 0", f.describe("sync-period"), sync)
+	case minSync < 0 || minSync > sync:
+		return fmt.Errorf("%s %v: must be between 0 and %s (%v)",
+			f.describe("min-sync-period"), minSync, strings.TrimSuffix(f.describe("sync-period"), ":"), sync)
 	}
 	return nil
 }

@@ -66,6 +66,9 @@ func load(t *testing.T, lab *netlab.Lab, tbl *nodetable.ServiceTable) {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR}
 	rs := render.IPTables(tbl, cfg)
+	if err := lab.Node().EnsureNFAcct(); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := lab.Node().RunInput(context.Background(), []byte(rs.String()), "iptables-nft-restore", "--noflush"); err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -83,18 +82,10 @@ func Dump(ctx context.Context, ns netlab.NS, mode Mode) (Canonical, error) {
 // which in a fresh namespace writes exactly them, after creating the
 // nfacct counters their rules may name, as apply does.
 func LoadIPTables(ctx context.Context, ns netlab.NS, sets []*ipt.Ruleset) error {
-	if err := ns.Do(func() error {
-		if !usesNFAcct(sets) {
-			return nil
+	if usesNFAcct(sets) {
+		if err := ns.EnsureNFAcct(); err != nil {
+			return err
 		}
-		for _, name := range nfacct.Counters {
-			if err := nfacct.Ensure(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	for _, rs := range sets {
 		if _, err := ns.RunInput(ctx, []byte(rs.String()), restoreCommand(rs.Family)); err != nil {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
@@ -46,14 +45,7 @@ func iptablesLoader(backend string) traffic.Loader {
 		t.Helper()
 		cfg := labConfig()
 		// The counters of kube-proxy's nfacct matches, as apply makes them.
-		if err := lab.Node().Do(func() error {
-			for _, name := range nfacct.Counters {
-				if err := nfacct.Ensure(name); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := lab.Node().EnsureNFAcct(); err != nil {
 			t.Fatal(err)
 		}
 		for _, table := range usedTables(t, snap) {

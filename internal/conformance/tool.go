@@ -116,7 +116,7 @@ func (p *PlanRun) NotImplemented() bool {
 // stateDir. It passes no flag that a user on kube-proxy's node would not:
 // the same config file, and paths that keep the run hermetic.
 func Plan(ctx context.Context, ns netlab.NS, bin, snapshot, kubeProxyConfig, stateDir string) *PlanRun {
-	args := []string{"plan", "-f", snapshot, "--config=" + kubeProxyConfig, "--iptables-backend=nft", "--state-dir=" + stateDir}
+	args := []string{"plan", "-f", snapshot, "--config=" + kubeProxyConfig, "--state-dir=" + stateDir}
 	cmd := ns.Command(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(stateDir, "no-kubeconfig"))
 	var out bytes.Buffer

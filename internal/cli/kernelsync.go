@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
@@ -59,7 +60,8 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		return nil, notWritten(ctx, err)
 	}
 	if dryRun {
-		return p, b.dryRun(c.streams.Out, p)
+		out, flush := c.colored("text", scriptClass)
+		return p, errors.Join(b.dryRun(out, p), flush())
 	}
 	if beforeApply != nil {
 		if err := beforeApply(p); err != nil {

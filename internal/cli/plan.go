@@ -76,7 +76,11 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writePlan(o.streams.Out, o.output, b, p); err != nil {
+	out, flush := o.colored(o.output, diffClass)
+	if err := writePlan(out, o.output, b, p); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
 		return err
 	}
 	if !p.empty() {

@@ -36,7 +36,6 @@ type ProxyOptions struct {
 	metricsAddr    string
 	healthzAddr    string
 	cleanupOnExit  bool
-	verbosity      int
 
 	log     *slog.Logger
 	proxier *proxy.Proxier
@@ -81,7 +80,6 @@ Only --mode=userspace is supported, and it is the default here.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", "host:port of the /metrics endpoint (empty: none)")
 	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", "host:port of the /healthz endpoint (empty: none)")
 	fs.BoolVar(&o.cleanupOnExit, "cleanup-on-exit", false, "remove the portal rules when stopped by SIGTERM or SIGINT")
-	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity: 0 changes and errors, 1-3 also endpoint updates, 4 every connection")
 	return cmd
 }
 
@@ -118,7 +116,7 @@ func (o *ProxyOptions) Validate() error {
 func (o *ProxyOptions) Run(ctx context.Context) error {
 	ctx, stop := withInterrupt(ctx)
 	defer stop()
-	o.log = slog.New(slog.NewTextHandler(o.streams.ErrOut, &slog.HandlerOptions{Level: verbosityLevel(o.verbosity)}))
+	o.log = o.logger()
 	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
 	changes, err := o.changes(ctx)
 	if err != nil {
@@ -150,17 +148,6 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 		o.cleanup()
 	}
 	return nil
-}
-
-// verbosityLevel maps -v to a log level.
-func verbosityLevel(v int) slog.Level {
-	switch {
-	case v >= 4:
-		return proxy.LevelConn
-	case v >= 1:
-		return slog.LevelDebug
-	}
-	return slog.LevelInfo
 }
 
 // changes starts watching the state's source, before the first load, so
@@ -233,9 +220,9 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 	for _, p := range plans {
 		total.Add(p.Changes.Summary())
 	}
-	level := slog.LevelDebug
+	level := levelV4
 	if !total.Empty() {
-		level = slog.LevelInfo
+		level = levelV2
 	}
 	o.log.Log(ctx, level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
 	return nil

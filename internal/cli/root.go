@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2/textlogger"
 )
 
 // Exit codes, following kubectl diff.
@@ -45,6 +46,10 @@ type common struct {
 	// long-running command (apply --watch, proxy) reports a broken
 	// Service once rather than on every sync.
 	warned sync.Map
+	// The global flags (globalflags.go).
+	color     string
+	progress  bool
+	logConfig *textlogger.Config
 }
 
 // options is the shape of every command, as in kubectl's
@@ -88,6 +93,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
+	c.addGlobalFlags(root)
 	root.AddCommand(
 		newRenderCommand(c),
 		newPlanCommand(c),

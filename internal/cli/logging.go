@@ -41,8 +41,12 @@ type goValue struct{ flag.Value }
 
 func (goValue) Type() string { return "Level" }
 
-// logger returns the slog logger that writes klog lines at the -v given.
+// logger returns the slog logger that writes klog lines at the -v given
+// (at -v=0 for a common made without the root's flags).
 func (c *common) logger() *slog.Logger {
+	if c.logConfig == nil {
+		c.logConfig = newLogConfig(c.streams.ErrOut)
+	}
 	return slog.New(klogLevels{logr.ToSlogHandler(textlogger.NewLogger(c.logConfig))})
 }
 

@@ -117,6 +117,7 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	ctx, stop := withInterrupt(ctx)
 	defer stop()
 	o.log = o.logger()
+	o.progress = false // a long-running command logs instead
 	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
 	changes, err := o.changes(ctx)
 	if err != nil {
@@ -139,11 +140,11 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err := o.reload(ctx); err != nil {
 		return err
 	}
-	o.log.Info("userspace proxy running", "node", o.proxy.NodeName)
+	o.log.Info("Userspace proxy running", "node", o.proxy.NodeName)
 	o.loop(ctx, changes)
 
 	o.health.Stopping()
-	o.log.Info("stopping")
+	o.log.Info("Stopping")
 	if o.cleanupOnExit {
 		o.cleanup()
 	}
@@ -179,7 +180,7 @@ func (o *ProxyOptions) loop(ctx context.Context, changes trigger.Signal) {
 	watch.RunBounded(ctx, changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
 		err := o.reload(ctx)
 		if err != nil {
-			o.log.Error("reload failed; keeping the last good state", "err", err)
+			o.log.Error("Reload failed; keeping the last good state", "err", err)
 		}
 		return err
 	})
@@ -203,7 +204,7 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 	// next sync; the rest is applied regardless.
 	listenErr := o.proxier.Update(d.userspace)
 	if listenErr != nil {
-		o.log.Error("some proxy sockets could not be opened", "err", listenErr)
+		o.log.Error("Some proxy sockets could not be opened", "err", listenErr)
 	}
 	_, plans, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, portals, false, nil)
 	if err != nil {
@@ -224,7 +225,7 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 	if !total.Empty() {
 		level = levelV2
 	}
-	o.log.Log(ctx, level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
+	o.log.Log(ctx, level, "Synced", "servicePorts", countPorts(d), "portalRules", total.String())
 	return nil
 }
 
@@ -245,10 +246,10 @@ func (o *ProxyOptions) cleanup() {
 		empty = append(empty, diff.EmptyIPTables(f))
 	}
 	if _, _, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, empty, false, nil); err != nil {
-		o.log.Error("could not remove the portal rules", "err", err)
+		o.log.Error("Could not remove the portal rules", "err", err)
 		return
 	}
-	o.log.Info("removed the portal rules")
+	o.log.Info("Removed the portal rules")
 }
 
 // serveHTTP opens the metrics and health endpoints; a port in use is an
@@ -276,7 +277,7 @@ func (o *ProxyOptions) serveHTTP() ([]*http.Server, error) {
 		srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		servers = append(servers, srv)
-		o.log.Debug("serving", "endpoint", e.flag[2:], "address", ln.Addr().String())
+		o.log.Debug("Serving", "endpoint", e.flag[2:], "address", ln.Addr().String())
 	}
 	return servers, nil
 }

@@ -56,6 +56,7 @@ func (s *inputFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
 func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster.Snapshot, error) {
 	var snap *cluster.Snapshot
 	var err error
+	st, verb := c.reporter().Start(), "decoded"
 	switch {
 	case s.example:
 		snap, err = cluster.Decode("example", examples.Snapshot)
@@ -63,10 +64,12 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 		snap, err = cluster.LoadFile(s.file, c.streams.In)
 	default:
 		snap, err = c.fromAPI(ctx, s.conn, node)
+		verb = "listed"
 	}
 	if err != nil {
 		return nil, err
 	}
+	st.Done("%s %s", verb, snapshotCounts(snap))
 	for _, w := range snap.Warnings {
 		c.warnf("%s", w)
 	}

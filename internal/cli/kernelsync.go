@@ -52,8 +52,10 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		}
 		defer l.Release()
 	}
+	st := c.reporter().Start()
 	p, err := plan()
 	if err == nil {
+		st.Done("read the kernel (%s) and diffed: %s", b.name(), p.summary())
 		err = ctx.Err()
 	}
 	if err != nil {
@@ -71,5 +73,10 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	if p.empty() {
 		return p, nil
 	}
-	return p, b.apply(context.WithoutCancel(ctx), p)
+	st = c.reporter().Start()
+	if err := b.apply(context.WithoutCancel(ctx), p); err != nil {
+		return p, err
+	}
+	st.Done("applied (%s): %s", b.name(), p.summary())
+	return p, nil
 }

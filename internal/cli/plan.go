@@ -72,10 +72,12 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	st := o.reporter().Start()
 	p, err := b.plan(ctx, d)
 	if err != nil {
 		return err
 	}
+	st.Done("read the kernel (%s) and diffed: %s", b.name(), p.summary())
 	out, flush := o.colored(o.output, diffClass)
 	if err := writePlan(out, o.output, b, p); err != nil {
 		return err

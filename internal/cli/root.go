@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/clock"
 )
 
 // Exit codes, following kubectl diff.
@@ -50,6 +51,8 @@ type common struct {
 	color     string
 	progress  bool
 	logConfig *textlogger.Config
+	// clock times the stages that --progress reports; nil is the real one.
+	clock clock.PassiveClock
 }
 
 // options is the shape of every command, as in kubectl's
@@ -77,7 +80,12 @@ func runE(o options) func(*cobra.Command, []string) error {
 
 // NewRootCommand builds the kubectl-svcproxy command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	c := &common{streams: streams}
+	return newRootCommand(&common{streams: streams})
+}
+
+// newRootCommand builds the tree on c, which tests fill in (a fake clock).
+func newRootCommand(c *common) *cobra.Command {
+	streams := c.streams
 	root := &cobra.Command{
 		Use:   "kubectl-svcproxy",
 		Short: "Render, plan and apply kube-proxy's node rules declaratively",

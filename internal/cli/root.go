@@ -111,6 +111,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)
+	registerCompletions(root)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

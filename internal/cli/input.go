@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
@@ -86,14 +83,10 @@ func (c *common) fromAPI(ctx context.Context, conn *genericclioptions.ConfigFlag
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	snap, err := fromapi.Snapshot(ctx, client, node)
-	var netErr net.Error
-	switch {
-	case errors.As(err, &netErr):
-		return nil, fmt.Errorf("cannot reach the API server at %s: %w", restConfig.Host, err)
-	case apierrors.IsUnauthorized(err):
-		return nil, fmt.Errorf("the API server at %s rejected the credentials (401 Unauthorized: an expired or invalid token or certificate): %w", restConfig.Host, err)
+	if err != nil {
+		return nil, explainAPIError(restConfig.Host, err)
 	}
-	return snap, err
+	return snap, nil
 }
 
 // tables builds the node-local service tables, printing warnings.

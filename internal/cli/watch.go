@@ -82,7 +82,7 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 	})
 	var perm *watch.PermanentError
 	if errors.As(err, &perm) {
-		return fmt.Errorf("API server at %s: %w", restConfig.Host, err)
+		return explainAPIError(restConfig.Host, err)
 	}
 	if err == nil {
 		log.Info("Stopped")

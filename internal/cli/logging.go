@@ -39,7 +39,7 @@ func addLogFlags(fs *pflag.FlagSet, cfg *textlogger.Config) {
 // goValue is a standard library flag.Value as a pflag.Value.
 type goValue struct{ flag.Value }
 
-func (goValue) Type() string { return "Level" }
+func (goValue) Type() string { return "int" }
 
 // logger returns the slog logger that writes klog lines at the -v given
 // (at -v=0 for a common made without the root's flags).

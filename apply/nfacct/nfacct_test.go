@@ -1,7 +1,9 @@
-package nfacct
+package nfacct_test
 
 import (
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
@@ -21,21 +23,21 @@ func TestEnsureInNamespace(t *testing.T) {
 	}
 	exists := func(ns netlab.NS, name string) (ok bool) {
 		t.Helper()
-		do(ns, func() (err error) { ok, err = Exists(name); return err })
+		do(ns, func() (err error) { ok, err = nfacct.Exists(name); return err })
 		return ok
 	}
 	do(node, func() error {
-		if !Supported() {
+		if !nfacct.Supported() {
 			testenv.SkipOrFail(t, "nfacct: the kernel has no nfnetlink_acct")
 		}
 		return nil
 	})
-	for _, name := range Counters {
+	for _, name := range nfacct.Counters {
 		if exists(node, name) {
 			t.Fatalf("%s exists in a fresh namespace", name)
 		}
-		do(node, func() error { return Ensure(name) })
-		do(node, func() error { return Ensure(name) })
+		do(node, func() error { return nfacct.Ensure(name) })
+		do(node, func() error { return nfacct.Ensure(name) })
 		if !exists(node, name) {
 			t.Fatalf("Ensure did not create %s", name)
 		}
@@ -47,7 +49,7 @@ func TestEnsureInNamespace(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	for _, name := range []string{"", "a-name-that-is-longer-than-31-bytes"} {
-		if _, err := Exists(name); err == nil {
+		if _, err := nfacct.Exists(name); err == nil {
 			t.Errorf("Exists(%q) took an invalid name", name)
 		}
 	}

@@ -156,6 +156,7 @@ func TestDeployManifestsParse(t *testing.T) {
 				Platforms                               []struct {
 					URI, Sha256, Bin string
 					Selector         struct{ MatchLabels map[string]string }
+					Files            []struct{ From, To string }
 				}
 			}
 		}
@@ -171,6 +172,14 @@ func TestDeployManifestsParse(t *testing.T) {
 			arches = append(arches, p.Selector.MatchLabels["os"]+"/"+arch)
 			if p.Bin != "kubectl-svcproxy" || p.Sha256 == "" || !strings.HasSuffix(p.URI, "_linux_"+arch+".tar.gz") {
 				t.Errorf("platform %+v", p)
+			}
+			// The completion script kubectl runs ships beside the binary.
+			var files []string
+			for _, f := range p.Files {
+				files = append(files, f.From)
+			}
+			if !slices.Contains(files, "kubectl-svcproxy") || !slices.Contains(files, "kubectl_complete-svcproxy") {
+				t.Errorf("platform %s: files %v, want the binary and kubectl_complete-svcproxy", arch, files)
 			}
 		}
 		if !slices.Equal(arches, []string{"linux/amd64", "linux/arm64"}) {

@@ -65,6 +65,7 @@ func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSet
 
 // renderSnapshot renders snap with settings s into a new desired state.
 func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
+	st := c.reporter().Start()
 	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg}
 	if s.onNode && len(d.cfg.HostAddresses) == 0 {
 		// Read at every render: in watch mode addresses come and go.
@@ -87,5 +88,6 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, s.userspace))
 		}
 	}
+	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
 	return d, nil
 }

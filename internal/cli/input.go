@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
@@ -77,6 +75,7 @@ func (s *inputFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
 func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster.Snapshot, error) {
 	var snap *cluster.Snapshot
 	var err error
+	st, verb := c.reporter().Start(), "decoded"
 	switch {
 	case s.saved != nil:
 		snap, err = cluster.Decode("the saved plan's snapshot", s.saved)
@@ -86,10 +85,12 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 		snap, err = cluster.LoadFile(s.file, c.streams.In)
 	default:
 		snap, err = c.fromAPI(ctx, s.conn, node)
+		verb = "listed"
 	}
 	if err != nil {
 		return nil, err
 	}
+	st.Done("%s %s", verb, snapshotCounts(snap))
 	for _, w := range snap.Warnings {
 		c.warnf("%s", w)
 	}
@@ -106,14 +107,10 @@ func (c *common) fromAPI(ctx context.Context, conn *genericclioptions.ConfigFlag
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	snap, err := fromapi.Snapshot(ctx, client, node)
-	var netErr net.Error
-	switch {
-	case errors.As(err, &netErr):
-		return nil, fmt.Errorf("cannot reach the API server at %s: %w", restConfig.Host, err)
-	case apierrors.IsUnauthorized(err):
-		return nil, fmt.Errorf("the API server at %s rejected the credentials (401 Unauthorized: an expired or invalid token or certificate): %w", restConfig.Host, err)
+	if err != nil {
+		return nil, explainAPIError(restConfig.Host, err)
 	}
-	return snap, err
+	return snap, nil
 }
 
 // tables builds the node-local service tables, printing warnings.

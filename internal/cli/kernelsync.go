@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
@@ -51,15 +52,18 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		}
 		defer l.Release()
 	}
+	st := c.reporter().Start()
 	p, err := plan()
 	if err == nil {
+		st.Done("read the kernel (%s) and diffed: %s", b.name(), p.summary())
 		err = ctx.Err()
 	}
 	if err != nil {
 		return nil, notWritten(ctx, err)
 	}
 	if dryRun {
-		return p, b.dryRun(c.streams.Out, p)
+		out, flush := c.colored("text", scriptClass)
+		return p, errors.Join(b.dryRun(out, p), flush())
 	}
 	if beforeApply != nil {
 		if err := beforeApply(p); err != nil {
@@ -69,5 +73,10 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	if p.empty() {
 		return p, nil
 	}
-	return p, b.apply(context.WithoutCancel(ctx), p)
+	st = c.reporter().Start()
+	if err := b.apply(context.WithoutCancel(ctx), p); err != nil {
+		return p, err
+	}
+	st.Done("applied (%s): %s", b.name(), p.summary())
+	return p, nil
 }

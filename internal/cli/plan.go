@@ -84,11 +84,17 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	st := o.reporter().Start()
 	p, err := b.plan(ctx, d)
 	if err != nil {
 		return err
 	}
-	if err := writePlan(o.streams.Out, o.output, d.mode, b, p); err != nil {
+	st.Done("read the kernel (%s) and diffed: %s", b.name(), p.summary())
+	out, flush := o.colored(o.output, diffClass)
+	if err := writePlan(out, o.output, d.mode, b, p); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
 		return err
 	}
 	if o.out != "" {

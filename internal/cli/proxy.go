@@ -36,7 +36,6 @@ type ProxyOptions struct {
 	metricsAddr    string
 	healthzAddr    string
 	cleanupOnExit  bool
-	verbosity      int
 
 	log     *slog.Logger
 	proxier *proxy.Proxier
@@ -81,7 +80,6 @@ Only --mode=userspace is supported, and it is the default here.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", "host:port of the /metrics endpoint (empty: none)")
 	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", "host:port of the /healthz endpoint (empty: none)")
 	fs.BoolVar(&o.cleanupOnExit, "cleanup-on-exit", false, "remove the portal rules when stopped by SIGTERM or SIGINT")
-	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity: 0 changes and errors, 1-3 also endpoint updates, 4 every connection")
 	return cmd
 }
 
@@ -117,7 +115,8 @@ func (o *ProxyOptions) Validate() error {
 func (o *ProxyOptions) Run(ctx context.Context) error {
 	ctx, stop := withInterrupt(ctx)
 	defer stop()
-	o.log = slog.New(slog.NewTextHandler(o.streams.ErrOut, &slog.HandlerOptions{Level: verbosityLevel(o.verbosity)}))
+	o.log = o.logger()
+	o.progress = false // a long-running command logs instead
 	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
 	changes, err := o.changes(ctx)
 	if err != nil {
@@ -140,26 +139,15 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	if err := o.reload(ctx); err != nil {
 		return err
 	}
-	o.log.Info("userspace proxy running", "node", o.proxy.NodeName)
+	o.log.Info("Userspace proxy running", "node", o.proxy.NodeName)
 	o.loop(ctx, changes)
 
 	o.health.Stopping()
-	o.log.Info("stopping")
+	o.log.Info("Stopping")
 	if o.cleanupOnExit {
 		o.cleanup()
 	}
 	return nil
-}
-
-// verbosityLevel maps -v to a log level.
-func verbosityLevel(v int) slog.Level {
-	switch {
-	case v >= 4:
-		return proxy.LevelConn
-	case v >= 1:
-		return slog.LevelDebug
-	}
-	return slog.LevelInfo
 }
 
 // changes starts watching the state's source, before the first load, so
@@ -191,7 +179,7 @@ func (o *ProxyOptions) loop(ctx context.Context, changes trigger.Signal) {
 	watch.RunBounded(ctx, changes, o.minSyncPeriod, o.syncPeriod, func(context.Context) error {
 		err := o.reload(ctx)
 		if err != nil {
-			o.log.Error("reload failed; keeping the last good state", "err", err)
+			o.log.Error("Reload failed; keeping the last good state", "err", err)
 		}
 		return err
 	})
@@ -215,7 +203,7 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 	// next sync; the rest is applied regardless.
 	listenErr := o.proxier.Update(d.userspace)
 	if listenErr != nil {
-		o.log.Error("some proxy sockets could not be opened", "err", listenErr)
+		o.log.Error("Some proxy sockets could not be opened", "err", listenErr)
 	}
 	_, plans, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, portals, false, nil)
 	if err != nil {
@@ -232,11 +220,11 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 	for _, p := range plans {
 		total.Add(p.Changes.Summary())
 	}
-	level := slog.LevelDebug
+	level := levelV4
 	if !total.Empty() {
-		level = slog.LevelInfo
+		level = levelV2
 	}
-	o.log.Log(ctx, level, "synced", "servicePorts", countPorts(d), "portalRules", total.String())
+	o.log.Log(ctx, level, "Synced", "servicePorts", countPorts(d), "portalRules", total.String())
 	return nil
 }
 
@@ -257,10 +245,10 @@ func (o *ProxyOptions) cleanup() {
 		empty = append(empty, diff.EmptyIPTables(f))
 	}
 	if _, _, err := o.syncKernel(ctx, &o.kernel, ModeUserspace, empty, false, nil); err != nil {
-		o.log.Error("could not remove the portal rules", "err", err)
+		o.log.Error("Could not remove the portal rules", "err", err)
 		return
 	}
-	o.log.Info("removed the portal rules")
+	o.log.Info("Removed the portal rules")
 }
 
 // serveHTTP opens the metrics and health endpoints; a port in use is an
@@ -288,7 +276,7 @@ func (o *ProxyOptions) serveHTTP() ([]*http.Server, error) {
 		srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		servers = append(servers, srv)
-		o.log.Debug("serving", "endpoint", e.flag[2:], "address", ln.Addr().String())
+		o.log.Debug("Serving", "endpoint", e.flag[2:], "address", ln.Addr().String())
 	}
 	return servers, nil
 }

@@ -210,7 +210,7 @@ func TestE2EProxy(t *testing.T) {
 	if code := p.stop(); code != 0 {
 		t.Fatalf("SIGTERM: exit code %d, want 0", code)
 	}
-	if out := p.output(); !strings.Contains(out, "removed the portal rules") {
+	if out := p.output(); !strings.Contains(out, "Removed the portal rules") {
 		t.Errorf("--cleanup-on-exit: no log of removing the rules:\n%s", out)
 	}
 	for _, gone := range []string{"KUBE-PORTALS", "KUBE-NODEPORT-"} {
@@ -396,18 +396,18 @@ func proxyReload(t *testing.T, n *e2eNode, p *bgProc, snap string) {
 func proxyBadReload(t *testing.T, n *e2eNode, p *bgProc, snap string) {
 	before := p.metric(`svcproxy_userspace_syncs_total{result="error"}`)
 	writeSnapshot(t, snap, proxyAfter+"---\napiVersion: v1\nkind: Service\nmetadata: {name: broken, namespace: default}\nspec:\n  ports:\n  - port: eighty\n")
-	p.waitLog(t, "reload failed; keeping the last good state", 10*time.Second)
+	p.waitLog(t, "Reload failed; keeping the last good state", 10*time.Second)
 	if after := p.metric(`svcproxy_userspace_syncs_total{result="error"}`); after <= before {
 		t.Errorf(`syncs_total{result="error"} went from %v to %v; want it counted`, before, after)
 	}
 	var line string
 	for l := range strings.Lines(p.output()) {
-		if strings.Contains(l, "reload failed") {
+		if strings.Contains(l, "Reload failed") {
 			line = l
 		}
 	}
-	if !strings.Contains(line, "snapshot.yaml") || !strings.Contains(line, "level=ERROR") {
-		t.Errorf("the error does not say which file failed to load, at level ERROR: %q", line)
+	if !strings.Contains(line, "snapshot.yaml") || !strings.HasPrefix(line, "E") {
+		t.Errorf("the error does not say which file failed to load, as a klog error line (E...): %q", line)
 	}
 	if got := proxySpread(t, n.lab.Client(), netlab.TCP, "10.96.0.80:80", 3); got["added"] != 3 {
 		t.Errorf("after a bad snapshot the last good state stopped answering: %v", got)

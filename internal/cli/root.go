@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/clock"
 )
 
 // Exit codes, following kubectl diff.
@@ -45,6 +47,12 @@ type common struct {
 	// long-running command (apply --watch, proxy) reports a broken
 	// Service once rather than on every sync.
 	warned sync.Map
+	// The global flags (globalflags.go).
+	color     string
+	progress  bool
+	logConfig *textlogger.Config
+	// clock times the stages that --progress reports; nil is the real one.
+	clock clock.PassiveClock
 }
 
 // options is the shape of every command, as in kubectl's
@@ -75,7 +83,12 @@ func runE(o options) func(*cobra.Command, []string) error {
 
 // NewRootCommand builds the kubectl-svcproxy command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	c := &common{streams: streams}
+	return newRootCommand(&common{streams: streams})
+}
+
+// newRootCommand builds the tree on c, which tests fill in (a fake clock).
+func newRootCommand(c *common) *cobra.Command {
+	streams := c.streams
 	root := &cobra.Command{
 		Use:   "kubectl-svcproxy",
 		Short: "Render, plan and apply kube-proxy's node rules declaratively",
@@ -91,6 +104,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
+	c.addGlobalFlags(root)
 	root.AddCommand(
 		newRenderCommand(c),
 		newPlanCommand(c),
@@ -102,6 +116,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 	)
 	root.SetFlagErrorFunc(namespaceFlagError)
 	addAliases(root)
+	registerCompletions(root)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

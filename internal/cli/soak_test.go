@@ -169,7 +169,7 @@ func startSoak(t *testing.T, m e2eMode) *soak {
 	}
 	s.kubeconfig = s.c.NewBridge(t, s.n.lab.Node()).Kubeconfig(t, s.c.UserKubeconfig)
 	s.tool = startWatch(t, s.n, s.kubeconfig, append(m.args(), soakNodeFlags...)...)
-	s.tool.waitLog(t, "caches synced", 30*time.Second)
+	s.tool.waitLog(t, "Caches synced", 30*time.Second)
 	for _, svc := range slices.Concat(soakSteady, soakDriftTargets) {
 		s.waitAnswers(svc, 20*time.Second)
 	}

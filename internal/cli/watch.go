@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -82,8 +80,9 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	restConfig.UserAgent = "kubectl-svcproxy/" + version + " (watch)"
-	logf := timestampLogger(o.streams.ErrOut)
-	logf("watching %s for node %q", restConfig.Host, o.proxy.NodeName)
+	log := o.logger()
+	o.progress = false // a long-running command logs instead
+	log.Info("Watching the API server", "server", restConfig.Host, "node", o.proxy.NodeName)
 	err = watch.Run(ctx, watch.Config{
 		RESTConfig:    restConfig,
 		NodeName:      o.proxy.NodeName,
@@ -93,26 +92,14 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 		HealthzAddr:   w.healthzAddr,
 		ProxyMode:     o.proxy.Mode,
 		Sync:          sync,
-		Logf:          logf,
+		Logger:        log,
 	})
 	var perm *watch.PermanentError
 	if errors.As(err, &perm) {
-		return fmt.Errorf("API server at %s: %w", restConfig.Host, err)
+		return explainAPIError(restConfig.Host, err)
 	}
 	if err == nil {
-		logf("stopped")
+		log.Info("Stopped")
 	}
 	return err
-}
-
-// timestampLogger returns a Logf that prints whole lines, each with the
-// time, to w; it is safe for concurrent use.
-func timestampLogger(w io.Writer) func(format string, args ...any) {
-	var mu sync.Mutex
-	return func(format string, args ...any) {
-		line := time.Now().Format("2006-01-02T15:04:05.000Z07:00") + " " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"
-		mu.Lock()
-		defer mu.Unlock()
-		io.WriteString(w, line)
-	}
 }

@@ -60,7 +60,7 @@ func testWatchMode(t *testing.T, m e2eMode) {
 		"--node-name=node1", "--cluster-cidr=10.244.0.0/16", "--family=ipv4",
 		"--min-sync-period="+e2eMinSyncPeriod.String(), "--sync-period="+e2eSyncPeriod.String(),
 		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")...)
-	tool.waitLog(t, "caches synced", 30*time.Second)
+	tool.waitLog(t, "Caches synced", 30*time.Second)
 	tool.waitFor(t, "the initial sync", 10*time.Second, func() bool { return tool.metric(`svcproxy_syncs_total{result="changed",trigger="initial"}`) == 1 })
 	assertSpread(t, n, "web-11", "web-12")
 
@@ -69,7 +69,7 @@ func testWatchMode(t *testing.T, m e2eMode) {
 	t.Run("APIServerOutage", func(t *testing.T) { testWatchOutage(t, n, m, c.Admin, tool, bridge) })
 	t.Run("FailingSyncFailsHealthz", func(t *testing.T) { testWatchFailingSync(t, n, c.Admin, tool) })
 	t.Run("Endpoints", func(t *testing.T) { testWatchEndpoints(t, m, tool) })
-	if code := tool.stop(); code != 0 || !strings.Contains(tool.output(), "stopped") {
+	if code := tool.stop(); code != 0 || !strings.Contains(tool.output(), "\"Stopped\"") {
 		t.Fatalf("SIGTERM: exit %d, want 0 and a clean stop:\n%s", code, tool.output())
 	}
 }
@@ -235,7 +235,7 @@ func testWatchOutage(t *testing.T, n *e2eNode, m e2eMode, admin kubernetes.Inter
 	})
 	t.Logf("API server cut off for %v (%v failed requests); the Service created meanwhile was applied %v after it came back",
 		outage.Round(time.Millisecond), tool.metric("svcproxy_apiserver_request_errors_total")-errorsBefore, time.Since(restored).Round(time.Millisecond))
-	for _, line := range []string{"cannot reach the API server", "the API server answers again"} {
+	for _, line := range []string{"Cannot reach the API server", "The API server answers again"} {
 		if !strings.Contains(tool.output(), line) {
 			t.Errorf("the log lacks %q", line)
 		}

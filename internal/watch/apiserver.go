@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 
@@ -14,10 +15,10 @@ import (
 // apiMonitor. client-go's reflectors retry a refused connection quietly
 // (they log it at verbosity 4 and call no watch error handler), so the
 // transport is the one place that sees an API server outage.
-func newClient(cfg *rest.Config, m *metrics, logf func(string, ...any)) (kubernetes.Interface, error) {
+func newClient(cfg *rest.Config, m *metrics, log *slog.Logger) (kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &apiMonitor{next: rt, errors: m.apiErrors, logf: logf}
+		return &apiMonitor{next: rt, errors: m.apiErrors, log: log}
 	})
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -32,7 +33,7 @@ func newClient(cfg *rest.Config, m *metrics, logf func(string, ...any)) (kuberne
 type apiMonitor struct {
 	next    http.RoundTripper
 	errors  prometheus.Counter
-	logf    func(string, ...any)
+	log     *slog.Logger
 	failing atomic.Bool
 }
 
@@ -42,10 +43,10 @@ func (a *apiMonitor) RoundTrip(req *http.Request) (*http.Response, error) {
 	case err != nil && req.Context().Err() == nil:
 		a.errors.Inc()
 		if !a.failing.Swap(true) {
-			a.logf("cannot reach the API server, retrying (the rules stay as last synced): %v", err)
+			a.log.Error("Cannot reach the API server, retrying (the rules stay as last synced)", "err", err)
 		}
 	case err == nil && a.failing.Swap(false):
-		a.logf("the API server answers again")
+		a.log.Info("The API server answers again")
 	}
 	return resp, err
 }

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 
@@ -17,7 +18,7 @@ import (
 // preflight checks, before any informer starts, what would otherwise only
 // show as informers retrying forever: that this node's Node exists and
 // that the credentials may get, list and watch every resource watched. A
-// PermanentError (401, 403, no such Node) ends the run with a message that
+// PermanentError (401, 403, no such Node, an untrusted certificate) ends the run with a message that
 // names the verb and resource; anything else (the API server unreachable,
 // 5xx) is returned as is and retried by the caller.
 //
@@ -106,11 +107,21 @@ func classify(verb, resource string, err error) error {
 	err = fmt.Errorf("%s %s: %w", verb, resource, err)
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return &PermanentError{fmt.Errorf("the API server rejected the credentials (401 Unauthorized: an expired or invalid token or certificate): %w", err)}
-	case apierrors.IsForbidden(err), apierrors.IsNotFound(err):
+		return &PermanentError{err}
+	case apierrors.IsForbidden(err), apierrors.IsNotFound(err), untrusted(err):
 		return &PermanentError{err}
 	}
 	return err
+}
+
+// untrusted says whether err is a server certificate that the client does
+// not trust: a wrong CA or server name in the kubeconfig, which no retry
+// fixes.
+func untrusted(err error) bool {
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // PermanentError is a problem that retrying cannot fix: Run returns it

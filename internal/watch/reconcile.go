@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -16,7 +17,7 @@ type reconciler struct {
 	sync    SyncFunc
 	metrics *metrics
 	health  *health
-	logf    func(format string, args ...any)
+	log     *slog.Logger
 	kick    func() // asks the loop for a sync
 
 	pending atomic.Bool // a change arrived since the last sync began
@@ -80,7 +81,7 @@ func (r *reconciler) run(ctx context.Context) error {
 		r.metrics.syncs.WithLabelValues(trigger, "error").Inc()
 		r.health.done(false)
 		if ctx.Err() == nil {
-			r.logf("sync (%s) failed after %v, will retry: %v", trigger, took.Round(time.Millisecond), err)
+			r.log.Error("Sync failed, will retry", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "err", err)
 		}
 		return err
 	}
@@ -97,9 +98,13 @@ func (r *reconciler) run(ctx context.Context) error {
 	switch {
 	case drift:
 		r.metrics.drift.Inc()
-		r.logf("repaired drift (%s sync, %v): %s", trigger, took.Round(time.Millisecond), sum)
-	case !sum.Empty() || trigger == triggerInitial:
-		r.logf("synced (%s, %v): %s", trigger, took.Round(time.Millisecond), sum)
+		r.log.Info("Repaired drift: the kernel had changed behind the tool's back", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "changes", sum.String())
+	case trigger == triggerInitial:
+		r.log.Info("Synced", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "changes", sum.String())
+	case !sum.Empty():
+		r.log.Debug("Synced", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "changes", sum.String())
+	default:
+		r.log.Log(ctx, slog.LevelDebug-4, "Synced", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "changes", sum.String())
 	}
 	return nil
 }

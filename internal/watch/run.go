@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -51,8 +52,11 @@ type Config struct {
 	// kube-proxy's does.
 	ProxyMode string
 	Sync      SyncFunc
-	// Logf prints one log line; nil logs nothing.
-	Logf func(format string, args ...any)
+	// Logger logs, as kube-proxy does, at these levels: Info for starts,
+	// stops and repaired drift, Error for failures, Debug (klog's V(2))
+	// for syncs that changed something, below Debug (V(4)) for syncs that
+	// changed nothing. nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Validate checks the periods and that the required fields are set.
@@ -81,12 +85,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	logf := cfg.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	m := newMetrics()
-	client, err := newClient(cfg.RESTConfig, m, logf)
+	client, err := newClient(cfg.RESTConfig, m, log)
 	if err != nil {
 		return err
 	}
@@ -97,24 +101,24 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return nil
 	})
-	stop, err := startServers(&cfg, m, h, logf)
+	stop, err := startServers(&cfg, m, h, log)
 	defer stop()
 	if err != nil {
 		return err
 	}
 
-	withCIDRs, warnings, err := waitPreflight(ctx, client, cfg.NodeName, logf)
+	withCIDRs, warnings, err := waitPreflight(ctx, client, cfg.NodeName, log)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, logf: logf}
+	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log}
 	l := newLoop(cfg.MinSyncPeriod, cfg.SyncPeriod, r.run)
 	r.kick = l.trigger // before any event can arrive
 	s, err := newSource(client, cfg.NodeName, withCIDRs, warnings, sourceEvents{
 		changed: r.changed,
 		watchError: func(resource string, err error) {
 			m.watchErrors.WithLabelValues(resource).Inc()
-			logf("watch %s: %v (retrying)", resource, err)
+			log.Error("Watch failed, retrying", "resource", resource, "err", err)
 		},
 	})
 	if err != nil {
@@ -129,7 +133,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !s.waitSynced(ctx) {
 		return nil // ctx is done
 	}
-	logf("caches synced; syncing at most every %v, at least every %v", cfg.MinSyncPeriod, cfg.SyncPeriod)
+	log.Info("Caches synced", "minSyncPeriod", cfg.MinSyncPeriod, "syncPeriod", cfg.SyncPeriod)
 	l.trigger()
 	l.loop(ctx)
 	return nil
@@ -138,7 +142,7 @@ func Run(ctx context.Context, cfg Config) error {
 // waitPreflight runs the preflight until it passes, fails for good, or ctx
 // is done, backing off from 1 s to 30 s while the API server cannot be
 // reached.
-func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName string, logf func(string, ...any)) (bool, []cluster.Warning, error) {
+func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName string, log *slog.Logger) (bool, []cluster.Warning, error) {
 	delay := time.Second
 	for {
 		withCIDRs, warnings, err := preflight(ctx, client, nodeName)
@@ -146,7 +150,7 @@ func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName st
 		switch {
 		case err == nil:
 			for _, w := range warnings {
-				logf("warning: %s", w)
+				log.Warn(w.String())
 			}
 			return withCIDRs, warnings, nil
 		case errors.As(err, &perm):
@@ -154,7 +158,7 @@ func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName st
 		case ctx.Err() != nil:
 			return false, nil, nil
 		}
-		logf("waiting for the API server (retrying in %v): %v", delay, err)
+		log.Error("Waiting for the API server", "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
 			return false, nil, nil
@@ -166,7 +170,7 @@ func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName st
 
 // startServers starts the metrics and health servers that cfg asks for.
 // stop shuts them down; it is valid even when err is not nil.
-func startServers(cfg *Config, m *metrics, h *health, logf func(string, ...any)) (stop func(), err error) {
+func startServers(cfg *Config, m *metrics, h *health, log *slog.Logger) (stop func(), err error) {
 	var servers []*http.Server
 	stop = func() {
 		for _, s := range servers {
@@ -199,7 +203,7 @@ func startServers(cfg *Config, m *metrics, h *health, logf func(string, ...any))
 		srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, srv)
 		go srv.Serve(l)
-		logf("serving %s on http://%s", s.paths, l.Addr())
+		log.Info("Serving", "paths", s.paths, "address", "http://"+l.Addr().String())
 	}
 	return stop, nil
 }

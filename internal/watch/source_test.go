@@ -1,9 +1,11 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -267,8 +269,7 @@ subjects:
 	// An API server that does not answer is waited for, not failed.
 	down := *c
 	down.Server = "https://127.0.0.1:1"
-	var lines []string
-	var mu sync.Mutex
+	var logs syncBuffer
 	runCtx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
 	err = Run(runCtx, Config{
@@ -276,14 +277,31 @@ subjects:
 		Sync: func(context.Context, *cluster.Snapshot) (s diff.Summary, err error) {
 			return s, errors.New("never called")
 		},
-		Logf: func(f string, a ...any) { mu.Lock(); lines = append(lines, fmt.Sprintf(f, a...)); mu.Unlock() },
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	all := strings.Join(lines, "\n")
-	if err != nil || !strings.Contains(all, "cannot reach the API server") || strings.Count(all, "waiting for the API server") < 2 || !strings.Contains(all, "connection refused") {
-		t.Errorf("unreachable API server: Run returned %v after logging %q, want nil after waiting", err, lines)
+	all := logs.String()
+	if err != nil || !strings.Contains(all, "Cannot reach the API server") || strings.Count(all, "Waiting for the API server") < 2 || !strings.Contains(all, "connection refused") {
+		t.Errorf("unreachable API server: Run returned %v after logging %q, want nil after waiting", err, all)
 	}
+}
+
+// syncBuffer is a bytes.Buffer that the log handler and the test may use
+// at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func clientFor(t *testing.T, kubeconfig string) kubernetes.Interface {

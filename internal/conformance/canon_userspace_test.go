@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -64,13 +65,16 @@ func TestCanonicalUserspaceConflict(t *testing.T) {
 
 func TestEndpointsFromSlices(t *testing.T) {
 	name, port, no := "http", int32(8080), false
-	snap := &cluster.Snapshot{EndpointSlices: []discoveryv1.EndpointSlice{{
+	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "web"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
+	metricsName, metrics := "metrics", int32(9090)
+	snap := &cluster.Snapshot{Services: []corev1.Service{svc}, EndpointSlices: []discoveryv1.EndpointSlice{{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "ns1", Name: "web-1",
 			Labels: map[string]string{discoveryv1.LabelServiceName: "web"},
 		},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port}, {Name: &metricsName, Port: &metrics}},
 		Endpoints: []discoveryv1.Endpoint{
 			{Addresses: []string{"10.244.0.5"}},
 			{Addresses: []string{"10.244.0.6"}, Conditions: discoveryv1.EndpointConditions{Ready: &no}},

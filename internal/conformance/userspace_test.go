@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
@@ -49,6 +50,8 @@ func TestUserspace(t *testing.T) {
 		t.Skip("starts kube-apiserver, etcd and kube-proxy v1.25 (-short)")
 	}
 	requireMachine(t)
+	// StartKubeProxyV125's way around a low open-file limit.
+	testenv.RequireTools(t, "unshare", "mount", "sh")
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 # tests: minutes the first time, then cached (internal/testcluster,
 # hack/testcluster/build.sh).
 hack/testcluster/build.sh >/dev/null
+# kube-proxy v1.25, the userspace mode's reference (its own module).
+hack/testcluster/build.sh kube-proxy-v1.25 >/dev/null
 # The conformance suite runs the binary just built rather than building its own.
 export SVCPROXY_CONFORMANCE_BINARY="$PWD/bin/kubectl-svcproxy"
 go test -count=1 -timeout 30m ./...

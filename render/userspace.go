@@ -80,7 +80,8 @@ type userspaceState struct {
 // none of its settings (no masquerading, nodePortAddresses or local
 // detection). Service ports that get no proxy port because the range is
 // full are listed with proxy port 0 and get no rules; allocatePorts
-// reports them as an error.
+// reports them as an error. SCTP Service ports are left out (see
+// userspaceProtocol).
 func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *userspace.Ruleset {
 	_ = cfg
 	s := newUserspaceState(t, opts)
@@ -88,6 +89,9 @@ func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *us
 	rs := &userspace.Ruleset{Family: t.Family, ListenIP: s.listen, Ports: make([]userspace.Port, 0, len(t.Ports))}
 	for i := range t.Ports {
 		sp := &t.Ports[i]
+		if !userspaceProtocol(sp.Name.Protocol) {
+			continue
+		}
 		p := userspace.Port{
 			Name:                   sp.Name,
 			Portal:                 netip.AddrPortFrom(sp.ClusterIP, uint16(sp.Port)),
@@ -108,14 +112,23 @@ func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *us
 	return rs
 }
 
-// allocateProxyPorts allocates a port to every Service port of the table,
+// userspaceProtocol reports whether v1.25's userspace proxier handled the
+// protocol: it refused SCTP Service ports ("SCTP is not supported for user
+// space proxy"), so they got no proxy port and no portal rules.
+func userspaceProtocol(p nodetable.Protocol) bool {
+	return p == nodetable.TCP || p == nodetable.UDP
+}
+
+// allocateProxyPorts allocates a port to every TCP and UDP Service port of the table,
 // avoiding the NodePorts and health-check NodePorts in use.
 func allocateProxyPorts(t *nodetable.ServiceTable, r ProxyPortRange) map[nodetable.ServicePortName]uint16 {
-	names := make([]nodetable.ServicePortName, len(t.Ports))
+	names := make([]nodetable.ServicePortName, 0, len(t.Ports))
 	var reserved []int32
 	for i := range t.Ports {
 		sp := &t.Ports[i]
-		names[i] = sp.Name
+		if userspaceProtocol(sp.Name.Protocol) {
+			names = append(names, sp.Name)
+		}
 		if sp.NodePort != 0 {
 			reserved = append(reserved, sp.NodePort)
 		}

@@ -9,9 +9,20 @@
 #
 # The first build takes minutes; internal/testcluster runs this script when
 # the binaries are missing, and hack/test.sh runs it before the tests.
+#
+# `build.sh kube-proxy-v1.25` builds only kube-proxy v1.25 instead, the
+# userspace mode's reference (the last release with that mode), from its own
+# module hack/tools/kubeproxy125 so that its old dependencies stay apart,
+# into _cache/testcluster/v1.25.<patch>/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="$root/hack/tools"
+set_=${1:-testcluster}
+case $set_ in
+  testcluster) ;;
+  kube-proxy-v1.25) tools="$root/hack/tools/kubeproxy125" ;;
+  *) echo "usage: $0 [kube-proxy-v1.25]" >&2; exit 2 ;;
+esac
 
 version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 out="${TESTCLUSTER_CACHE:-$root/_cache/testcluster}/$version"
@@ -55,8 +66,10 @@ share() {
 }
 
 total=$SECONDS
-build etcd go.etcd.io/etcd/server/v3
-build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+if [ "$set_" = testcluster ]; then
+  build etcd go.etcd.io/etcd/server/v3
+  build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+fi
 build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
 echo "$out"

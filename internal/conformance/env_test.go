@@ -103,6 +103,12 @@ func tool(t *testing.T, root string) string {
 // interfaces what the renderer is told.
 func node(t *testing.T, s *Scenario, snap *cluster.Snapshot) netlab.NS {
 	t.Helper()
+	return nodeLab(t, s, snap).Node()
+}
+
+// nodeLab is node's whole lab, for tests that add pods.
+func nodeLab(t *testing.T, s *Scenario, snap *cluster.Snapshot) *netlab.Lab {
+	t.Helper()
 	var opts []netlab.Option
 	var addrs []netip.Addr
 	for _, n := range snap.Nodes {
@@ -118,7 +124,8 @@ func node(t *testing.T, s *Scenario, snap *cluster.Snapshot) netlab.NS {
 			}
 		}
 	}
-	ns := netlab.New(t, opts...).Node()
+	lab := netlab.New(t, opts...)
+	ns := lab.Node()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, a := range append(addrs, s.HostAddresses()...) {
@@ -131,5 +138,5 @@ func node(t *testing.T, s *Scenario, snap *cluster.Snapshot) netlab.NS {
 			t.Fatalf("add %s to %s: %v %s", a, ns.Name(), err, out)
 		}
 	}
-	return ns
+	return lab
 }

@@ -41,11 +41,17 @@ type KubeProxy struct {
 // receives its log and a directory for its PATH, whose `iptables` is the
 // nf_tables backend, which DetectBackend picks in a fresh namespace.
 func StartKubeProxy(ns netlab.NS, bin, config, dir string) (*KubeProxy, error) {
+	return startKubeProxy(ns, dir, bin, "--config="+config)
+}
+
+// startKubeProxy runs name with args in ns, as StartKubeProxy runs
+// kube-proxy; name execs kube-proxy in the end.
+func startKubeProxy(ns netlab.NS, dir, name string, args ...string) (*KubeProxy, error) {
 	pathDir, err := nftBackendPath(dir)
 	if err != nil {
 		return nil, err
 	}
-	cmd := ns.Command(context.Background(), bin, "--config="+config)
+	cmd := ns.Command(context.Background(), name, args...)
 	cmd.Env = append(os.Environ(), "PATH="+pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	kp := &KubeProxy{ns: ns, Started: time.Now()}
 	if kp.Process, err = testcluster.StartCommand("kube-proxy", cmd, filepath.Join(dir, "kube-proxy.log")); err != nil {

@@ -22,7 +22,7 @@ const buildScript = "hack/testcluster/build.sh"
 // them first when they are missing (minutes the first time, a second after).
 // It skips the test only when this machine cannot build them at all (no go
 // command, no module proxy), and never when $CI is set.
-func binaries(t testing.TB) string {
+func binaries(t testing.TB, args ...string) string {
 	t.Helper()
 	root, err := repoRoot()
 	if err != nil {
@@ -32,7 +32,7 @@ func binaries(t testing.TB) string {
 		testenv.SkipOrFail(t, "testcluster: no go command on PATH to build kube-apiserver and etcd")
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, buildScript))
+	cmd := exec.Command(filepath.Join(root, buildScript), args...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -55,6 +55,16 @@ func binaries(t testing.TB) string {
 func KubeProxy(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(binaries(t), "kube-proxy")
+}
+
+// KubeProxyV125 returns the path of kube-proxy v1.25, the last release
+// with the userspace mode (the reference of internal/conformance's
+// userspace test), building it first when it is missing (hack/tools/kubeproxy125).
+// Like KubeProxy, it skips the test when this machine cannot build it,
+// unless $CI is set.
+func KubeProxyV125(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(binaries(t, "kube-proxy-v1.25"), "kube-proxy")
 }
 
 // cannotBuild recognises, in the build's error output, a machine that cannot

@@ -35,6 +35,21 @@ func Run(t *testing.T, pkg string, testArgs ...string) Result {
 // tests run.
 func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...string) Result {
 	t.Helper()
+	return RunOpts(t, pkg, Options{Files: files}, testArgs...)
+}
+
+// Options are what RunOpts takes beyond the package and its arguments;
+// they go to Config's fields of the same names.
+type Options struct {
+	Files   map[string]string
+	Memory  string
+	UserNet bool
+}
+
+// RunOpts is Run with Options: extra files, more memory, or the user-mode
+// NIC through which the guest reaches the host's loopback.
+func RunOpts(t *testing.T, pkg string, opts Options, testArgs ...string) Result {
+	t.Helper()
 	if InGuest() {
 		// Not a missing prerequisite: the host-side test must not recurse
 		// in the guest. A plain skip, also under CI.
@@ -59,7 +74,8 @@ func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...stri
 	// VMTEST_ARGS adds guest arguments by hand, e.g. "-test.run=^TestX$";
 	// later flags win.
 	args = append(args, strings.Fields(os.Getenv("VMTEST_ARGS"))...)
-	res, err := Boot(context.Background(), Config{Init: bin, Args: args, Files: files, Timeout: timeout, Output: t.Output()})
+	res, err := Boot(context.Background(), Config{Init: bin, Args: args, Files: opts.Files, Timeout: timeout,
+		Memory: opts.Memory, UserNet: opts.UserNet, Output: t.Output()})
 	if IsUnavailable(err) {
 		unavailable(t, err.Error())
 	}

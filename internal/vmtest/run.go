@@ -40,10 +40,13 @@ func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...stri
 
 // Options are what RunOpts takes beyond the package and its arguments;
 // they go to Config's fields of the same names.
+// Timeout, when set, replaces Run's 10-minute cap on the boot (the test's
+// deadline still bounds it).
 type Options struct {
 	Files   map[string]string
 	Memory  string
 	UserNet bool
+	Timeout time.Duration
 }
 
 // RunOpts is Run with Options: extra files, more memory, or the user-mode
@@ -59,6 +62,9 @@ func RunOpts(t *testing.T, pkg string, opts Options, testArgs ...string) Result 
 		unavailable(t, "no qemu-system-x86_64 (hack/install-deps.sh installs qemu-system-x86)")
 	}
 	timeout := 10 * time.Minute
+	if opts.Timeout > 0 {
+		timeout = opts.Timeout
+	}
 	if dl, ok := t.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl)-15*time.Second)
 	}

@@ -140,7 +140,7 @@ func TestArchitectureDocMatchesImports(t *testing.T) {
 func testSupport(name string) bool {
 	switch name {
 	case "internal/netlab", "internal/traffic", "internal/vmtest", "internal/testcluster", "internal/conformance",
-		"internal/e2e/ipvs", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv":
+		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv":
 		return true
 	}
 	return false

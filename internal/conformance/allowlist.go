@@ -23,8 +23,8 @@ func CheckPlan(m Mode) Check  { return Check("plan-" + m) }
 type AllowEntry struct {
 	// Scenario is a golden case name, or a path.Match pattern ("*").
 	Scenario string `json:"scenario"`
-	// Mode is iptables, nftables, plan-iptables, plan-nftables, or a
-	// path.Match pattern over them.
+	// Mode is iptables, nftables, ipvs, plan-iptables, plan-nftables,
+	// plan-ipvs, or a path.Match pattern over them.
 	Mode string `json:"mode"`
 	// Line is a regular expression searched in each differing line, which
 	// starts with "-" (only in kube-proxy's rules) or "+" (only in the

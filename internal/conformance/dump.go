@@ -17,9 +17,12 @@ type Mode string
 const (
 	IPTables Mode = "iptables"
 	NFTables Mode = "nftables"
+	// IPVS is compared inside the IPVS test VM (internal/conformance/ipvsvm),
+	// not by TestConformance: the host kernel may lack IPVS.
+	IPVS Mode = "ipvs"
 )
 
-// Modes are the modes compared, in report order.
+// Modes are the modes TestConformance compares on the host, in report order.
 var Modes = []Mode{IPTables, NFTables}
 
 var families = []nodetable.Family{nodetable.IPv4, nodetable.IPv6}

@@ -98,7 +98,20 @@ func (rp *Report) Results() []*Result {
 	return out
 }
 
-var checkOrder = []Check{CheckRules(IPTables), CheckRules(NFTables), CheckPlan(IPTables), CheckPlan(NFTables)}
+var checkOrder = []Check{CheckRules(IPTables), CheckRules(NFTables), CheckRules(IPVS),
+	CheckPlan(IPTables), CheckPlan(NFTables), CheckPlan(IPVS)}
+
+// usedChecks are the checks of checkOrder that have a result: the host
+// run has no ipvs column, the VM run only ipvs ones.
+func usedChecks(results []*Result) []Check {
+	var out []Check
+	for _, c := range checkOrder {
+		if slices.ContainsFunc(results, func(r *Result) bool { return r.Check == c }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // Table prints scenario × check, then for every check that failed or was
 // skipped, why: the error, the skip reason, or the first differing lines.
@@ -115,10 +128,11 @@ func (rp *Report) Table(firstLines int) string {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\t%s\n", joinChecks(checkOrder))
+	checks := usedChecks(results)
+	fmt.Fprintf(tw, "scenario\t%s\n", joinChecks(checks))
 	for _, s := range scenarios {
 		row := []string{s}
-		for _, c := range checkOrder {
+		for _, c := range checks {
 			if r := cells[s][c]; r != nil {
 				row = append(row, r.cell())
 			} else {

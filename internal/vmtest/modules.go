@@ -26,6 +26,7 @@ var preloadModules = []string{
 	"ip_vs", "ip_vs_rr", "ip_vs_wrr", "ip_vs_lc", "ip_vs_wlc", "ip_vs_sh",
 	"ip_vs_dh", "ip_vs_sed", "ip_vs_nq", "ip_vs_mh",
 	"dummy", "veth",
+	"virtio_pci", "virtio_net", // Config.UserNet's NIC
 	"nf_conntrack", "nf_conntrack_netlink", "nf_nat", "nf_reject_ipv4", "nf_reject_ipv6",
 	"nfnetlink", "nf_tables", "nft_*",
 	"ip_tables", "iptable_nat", "iptable_filter", "iptable_mangle", "iptable_raw",

@@ -35,6 +35,24 @@ func Run(t *testing.T, pkg string, testArgs ...string) Result {
 // tests run.
 func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...string) Result {
 	t.Helper()
+	return RunOpts(t, pkg, Options{Files: files}, testArgs...)
+}
+
+// Options are what RunOpts takes beyond the package and its arguments;
+// they go to Config's fields of the same names.
+// Timeout, when set, replaces Run's 10-minute cap on the boot (the test's
+// deadline still bounds it).
+type Options struct {
+	Files   map[string]string
+	Memory  string
+	UserNet bool
+	Timeout time.Duration
+}
+
+// RunOpts is Run with Options: extra files, more memory, or the user-mode
+// NIC through which the guest reaches the host's loopback.
+func RunOpts(t *testing.T, pkg string, opts Options, testArgs ...string) Result {
+	t.Helper()
 	if InGuest() {
 		// Not a missing prerequisite: the host-side test must not recurse
 		// in the guest. A plain skip, also under CI.
@@ -44,6 +62,9 @@ func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...stri
 		unavailable(t, "no qemu-system-x86_64 (hack/install-deps.sh installs qemu-system-x86)")
 	}
 	timeout := 10 * time.Minute
+	if opts.Timeout > 0 {
+		timeout = opts.Timeout
+	}
 	if dl, ok := t.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl)-15*time.Second)
 	}
@@ -59,7 +80,8 @@ func RunWith(t *testing.T, pkg string, files map[string]string, testArgs ...stri
 	// VMTEST_ARGS adds guest arguments by hand, e.g. "-test.run=^TestX$";
 	// later flags win.
 	args = append(args, strings.Fields(os.Getenv("VMTEST_ARGS"))...)
-	res, err := Boot(context.Background(), Config{Init: bin, Args: args, Files: files, Timeout: timeout, Output: t.Output()})
+	res, err := Boot(context.Background(), Config{Init: bin, Args: args, Files: opts.Files, Timeout: timeout,
+		Memory: opts.Memory, UserNet: opts.UserNet, Output: t.Output()})
 	if IsUnavailable(err) {
 		unavailable(t, err.Error())
 	}

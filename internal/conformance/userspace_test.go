@@ -19,14 +19,11 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
-// userspaceScenarios are the golden scenarios run against kube-proxy
-// v1.25's userspace mode: all but dual-stack (v1.25's userspace mode was
-// single-stack).
-var userspaceScenarios = []string{
-	"clusterip-multi-endpoints", "detect-local-interface-prefix", "etp-local-no-local-endpoints",
-	"etp-local", "external-ips", "headless-externalname", "itp-local", "loadbalancer-source-ranges",
-	"masquerade-all", "no-endpoints", "nodeport-addresses", "nodeport", "protocols-tcp-udp-sctp",
-	"session-affinity", "slices-dedupe-unnamed-port", "terminating-only", "topology-hints",
+// singleStack reports whether a golden scenario is for one IP family:
+// v1.25's userspace mode was single-stack, so TestUserspace runs every
+// golden scenario but the dual-stack ones.
+func singleStack(s *Scenario) bool {
+	return len(s.Config.Families) <= 1
 }
 
 // checkUserspace is the allow-list's mode of TestUserspace's differences.
@@ -65,12 +62,14 @@ func TestUserspace(t *testing.T) {
 	if err := e.objects.MarkDefaultService(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range userspaceScenarios {
-		s, err := loadScenario(filepath.Join(root, "testdata", "golden", name+".txtar"))
-		if err != nil {
-			t.Fatal(err)
+	scenarios, err := LoadScenarios(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scenarios {
+		if singleStack(s) {
+			t.Run(s.Name, func(t *testing.T) { e.run(t, s) })
 		}
-		t.Run(name, func(t *testing.T) { e.run(t, s) })
 	}
 	for _, u := range e.allow.Unused() {
 		t.Logf("allow-list entry explained nothing in this run: %s", u)

@@ -2,12 +2,10 @@ package conformance
 
 import (
 	"context"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 
@@ -103,40 +101,5 @@ func tool(t *testing.T, root string) string {
 // interfaces what the renderer is told.
 func node(t *testing.T, s *Scenario, snap *cluster.Snapshot) netlab.NS {
 	t.Helper()
-	return nodeLab(t, s, snap).Node()
-}
-
-// nodeLab is node's whole lab, for tests that add pods.
-func nodeLab(t *testing.T, s *Scenario, snap *cluster.Snapshot) *netlab.Lab {
-	t.Helper()
-	var opts []netlab.Option
-	var addrs []netip.Addr
-	for _, n := range snap.Nodes {
-		if n.Name != s.Config.NodeName {
-			continue
-		}
-		for _, a := range n.Status.Addresses {
-			if ip, err := netip.ParseAddr(a.Address); err == nil {
-				addrs = append(addrs, ip)
-				if ip.Is6() {
-					opts = []netlab.Option{netlab.WithIPv6()}
-				}
-			}
-		}
-	}
-	lab := netlab.New(t, opts...)
-	ns := lab.Node()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, a := range append(addrs, s.HostAddresses()...) {
-		if a.IsLoopback() {
-			continue
-		}
-		// netlab's own node IPs are there already: "File exists".
-		out, err := ns.Run(ctx, "ip", "addr", "replace", netip.PrefixFrom(a, a.BitLen()).String(), "dev", "lo")
-		if err != nil {
-			t.Fatalf("add %s to %s: %v %s", a, ns.Name(), err, out)
-		}
-	}
-	return lab
+	return NodeLab(t, s, snap).Node()
 }

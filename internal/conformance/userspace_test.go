@@ -154,7 +154,7 @@ func (e *usEnv) load(t *testing.T, s *Scenario) (snap, apiSnap *cluster.Snapshot
 // IPv4 endpoint of ports.
 func userspaceLab(t *testing.T, s *Scenario, snap *cluster.Snapshot, ports []nodetable.ServicePort) *netlab.Lab {
 	t.Helper()
-	lab := nodeLab(t, s, snap)
+	lab := NodeLab(t, s, snap)
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	if err := UplinkDefaultRoute(ctx, lab.Node()); err != nil {

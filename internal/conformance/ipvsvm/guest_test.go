@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,34 +252,8 @@ func runTool(ctx context.Context, ns netlab.NS, sub, snapshot, config, dir strin
 	return run
 }
 
-// node is a fresh lab whose node namespace holds the scenario's node IPs
-// and config.yaml's host addresses, as internal/conformance's own.
+// node is the node namespace of a fresh conformance.NodeLab.
 func node(t *testing.T, s *conformance.Scenario, snap *cluster.Snapshot) netlab.NS {
 	t.Helper()
-	var opts []netlab.Option
-	var addrs []netip.Addr
-	for _, n := range snap.Nodes {
-		if n.Name != s.Config.NodeName {
-			continue
-		}
-		for _, a := range n.Status.Addresses {
-			if ip, err := netip.ParseAddr(a.Address); err == nil {
-				addrs = append(addrs, ip)
-				if ip.Is6() {
-					opts = []netlab.Option{netlab.WithIPv6()}
-				}
-			}
-		}
-	}
-	ns := netlab.New(t, opts...).Node()
-	for _, a := range append(addrs, s.HostAddresses()...) {
-		if a.IsLoopback() {
-			continue
-		}
-		out, err := ns.Run(t.Context(), "ip", "addr", "replace", netip.PrefixFrom(a, a.BitLen()).String(), "dev", "lo")
-		if err != nil {
-			t.Fatalf("add %s to %s: %v %s", a, ns.Name(), err, out)
-		}
-	}
-	return ns
+	return conformance.NodeLab(t, s, snap).Node()
 }

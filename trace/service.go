@@ -51,6 +51,9 @@ func ServiceView(ev Evaluator, n *Node, sp *nodetable.ServicePort) ([]Cell, erro
 			return nil, err
 		}
 		for _, src := range Sources(n, sp) {
+			if dst.Addr().IsLoopback() && src.Via != ViaNode {
+				continue // only the node itself reaches its loopback
+			}
 			p := Packet{Src: src.Address, Dst: dst.Addr(), Port: dst.Port(), Protocol: proto}
 			r, err := Run(ev, n, p, n.Force(src.Via))
 			if err != nil {

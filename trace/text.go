@@ -34,7 +34,9 @@ func (r *Result) Text() string {
 				b.WriteString("  masquerade")
 			}
 			b.WriteString("\n")
-			writeSteps(&b, ep.Path, "      ")
+			if len(ep.Path) > 0 {
+				writeSteps(&b, ep.Path, "      ")
+			}
 		}
 	case Drop, Reject:
 		b.WriteString("verdict:    " + string(r.Verdict))

@@ -42,6 +42,9 @@ func (p *parser) target(isGoto bool) error {
 		return p.mark()
 	default:
 		// A chain of the same table: checked once every chain is loaded.
+		if p.more() {
+			return fmt.Errorf("unknown target %q", name)
+		}
 		r.kind, r.chain = tJump, name
 	}
 	return nil

@@ -22,6 +22,10 @@ type Loader func(t *testing.T, lab *netlab.Lab, snapshot *cluster.Snapshot)
 type Mode struct {
 	Name string
 	Load Loader
+	// Evaluator, if set, gives the mode's ruleset for the snapshot as a
+	// trace evaluator: every probe's real outcome is then checked against
+	// what `kubectl svcproxy trace` predicts (see predict.go).
+	Evaluator EvaluatorFunc
 }
 
 // Run builds a lab for the scenario (dual-stack if any pod or probe uses
@@ -47,6 +51,7 @@ func Run(t *testing.T, sc Scenario, mode Mode) {
 		sources[ps.Name] = startPod(t, lab, ps).NS()
 	}
 	mode.Load(t, lab, snap)
+	pred := newPredictor(t, mode, snap, sc)
 	for _, pr := range sc.Probes {
 		if e, ok := pr.ExpectIn[mode.Name]; ok {
 			pr.Expect = e
@@ -57,7 +62,8 @@ func Run(t *testing.T, sc Scenario, mode Mode) {
 				t.Fatalf("probe %q: unknown source %q (want %s, %s, %s or a pod's name)",
 					pr.Name, pr.From, FromClient, FromClient2, FromNode)
 			}
-			check(t.Context(), t, lab, from, pr)
+			got := check(t.Context(), t, lab, from, pr)
+			pred.compare(t, pr, got)
 		})
 	}
 }
@@ -79,19 +85,21 @@ func startPod(t *testing.T, lab *netlab.Lab, ps PodSpec) *netlab.Pod {
 	return p
 }
 
-// check runs one probe's connections from ns and judges them.
-func check(ctx context.Context, t *testing.T, lab *netlab.Lab, ns netlab.NS, pr Probe) {
+// check runs one probe's connections from ns, judges them, and returns
+// what they did.
+func check(ctx context.Context, t *testing.T, lab *netlab.Lab, ns netlab.NS, pr Probe) observed {
 	t.Helper()
 	switch pr.Expect.Outcome {
 	case Answered:
-		checkAnswers(ctx, t, ns, pr)
-		return
+		counts := checkAnswers(ctx, t, ns, pr)
+		return observed{outcome: Answered, backends: slices.Sorted(maps.Keys(counts))}
 	case Dropped:
 		checkDropped(ctx, t, lab, ns, pr)
 	default:
 		checkFailure(ctx, t, ns, pr)
 	}
 	t.Logf("%s: %s", describe(pr), pr.Expect.Outcome)
+	return observed{outcome: pr.Expect.Outcome}
 }
 
 // checkDropped is checkFailure for Dropped, which also makes sure that the
@@ -118,7 +126,7 @@ func checkDropped(ctx context.Context, t *testing.T, lab *netlab.Lab, ns netlab.
 // checkAnswers opens connections until every expected backend has answered
 // (or, for Sticky, N of them), failing at the first connection that fails,
 // reaches a backend that must not answer, or shows the wrong source.
-func checkAnswers(ctx context.Context, t *testing.T, ns netlab.NS, pr Probe) {
+func checkAnswers(ctx context.Context, t *testing.T, ns netlab.NS, pr Probe) map[string]int {
 	t.Helper()
 	e := pr.Expect
 	what := describe(pr)
@@ -154,6 +162,7 @@ func checkAnswers(ctx context.Context, t *testing.T, ns netlab.NS, pr Probe) {
 		}
 	}
 	t.Logf("%s: %s", what, formatCounts(counts))
+	return counts
 }
 
 // checkFailure expects each of the probe's connections to be refused or

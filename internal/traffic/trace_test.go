@@ -1,0 +1,52 @@
+package traffic_test
+
+import (
+	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
+	tipt "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/iptables"
+	tnft "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/nftables"
+)
+
+// traceTable is node1's table of family f, as the loaders render it, and
+// the node as trace sees it with the lab's configuration.
+func traceTable(t *testing.T, snap *cluster.Snapshot, f nodetable.Family) (*nodetable.ServiceTable, *trace.Node) {
+	t.Helper()
+	for _, tab := range usedTables(t, snap) {
+		if tab.Family == f {
+			return tab, trace.NodeOf(tab, trace.NodeOptions{ClusterCIDRs: labConfig().ClusterCIDRs})
+		}
+	}
+	return nil, nil
+}
+
+// iptablesEvaluator is the rendered iptables ruleset that the loader
+// restores, as a trace evaluator.
+func iptablesEvaluator(t *testing.T, snap *cluster.Snapshot, f nodetable.Family) (trace.Evaluator, *trace.Node) {
+	tab, node := traceTable(t, snap, f)
+	if tab == nil {
+		return nil, nil
+	}
+	ev, err := tipt.New(render.IPTables(tab, labConfig()), node, tipt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, node
+}
+
+// nftablesEvaluator is the rendered nftables table that the loader
+// applies, as a trace evaluator.
+func nftablesEvaluator(t *testing.T, snap *cluster.Snapshot, f nodetable.Family) (trace.Evaluator, *trace.Node) {
+	tab, node := traceTable(t, snap, f)
+	if tab == nil {
+		return nil, nil
+	}
+	ev, err := tnft.New(render.NFTables(tab, labConfig()), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, node
+}

@@ -109,7 +109,7 @@ func goldenText(t *testing.T, sc *scenario, mode string) string {
 	for _, fs := range sc.cfg.Families {
 		f := nodetable.Family(fs)
 		tab, n := sc.node(f)
-		ev := evaluator(t, mode, tab, sc.cfg.Config, n)
+		ev, n := evaluator(t, mode, tab, sc.cfg.Config, n)
 		b.WriteString("## " + fs + " service view\n")
 		var cells []trace.Cell
 		for i := range tab.Ports {

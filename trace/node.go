@@ -15,6 +15,9 @@ type Node struct {
 	// Addresses are the node's local addresses (node IPs and host
 	// addresses); loopback is always local.
 	Addresses []netip.Addr
+	// ServiceAddresses are local too, but only as Service addresses (ipvs
+	// mode's kube-ipvs0): NodePorts do not answer there.
+	ServiceAddresses []netip.Addr
 	// PodCIDRs are the ranges whose sources count as this node's pods:
 	// the node's spec.podCIDRs, else --cluster-cidr.
 	PodCIDRs []netip.Prefix
@@ -31,7 +34,7 @@ type Node struct {
 // IsLocal reports whether a is one of the node's own addresses: what
 // `-m addrtype --src-type/--dst-type LOCAL` and `fib ... type local` test.
 func (n *Node) IsLocal(a netip.Addr) bool {
-	return a.IsLoopback() || slices.Contains(n.Addresses, a)
+	return a.IsLoopback() || slices.Contains(n.Addresses, a) || slices.Contains(n.ServiceAddresses, a)
 }
 
 // Entry is the inferred (or forced) entry point of a packet.

@@ -40,6 +40,8 @@ type State struct {
 	// the new destination.
 	DNAT     bool
 	Endpoint netip.AddrPort
+	// IPVS is set once IPVS translated the packet (what `-m ipvs` tests).
+	IPVS bool
 	// Masquerade is set when a masquerade statement or target was reached.
 	Masquerade bool
 	// Prob is the branch's probability.

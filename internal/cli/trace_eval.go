@@ -8,7 +8,9 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 	tipt "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/iptables"
+	tipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/ipvs"
 	tnft "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/nftables"
+	tus "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/userspace"
 )
 
 // tracer is one family's evaluator and the node it runs on.
@@ -27,23 +29,32 @@ func newTracer(d *desired, f nodetable.Family) (*tracer, error) {
 		return nil, fmt.Errorf("the destination is %s, but only %v is rendered (see --family)", f, d.families)
 	}
 	tr := &tracer{family: f, index: i, table: d.tables.ForFamily(f)}
-	tr.node = traceNode(tr.table, d.cfg)
-	ev, err := newEvaluator(d, i, tr.node)
+	var err error
+	tr.ev, tr.node, err = newEvaluator(d, i, traceNode(tr.table, d.cfg))
 	if err != nil {
 		return nil, err
 	}
-	tr.ev = ev
 	return tr, nil
 }
 
-func newEvaluator(d *desired, i int, n *trace.Node) (trace.Evaluator, error) {
+// newEvaluator loads the mode's rendered ruleset of family index i. It
+// returns the node as the mode makes it (ipvs adds kube-ipvs0's addresses).
+func newEvaluator(d *desired, i int, n *trace.Node) (trace.Evaluator, *trace.Node, error) {
+	var ev trace.Evaluator
+	var err error
 	switch d.mode {
 	case ModeIPTables:
-		return tipt.New(d.iptables[i], n, tipt.Options{})
+		ev, err = tipt.New(d.iptables[i], n, tipt.Options{})
 	case ModeNFTables:
-		return tnft.New(d.nftables[i], n)
+		ev, err = tnft.New(d.nftables[i], n)
+	case ModeIPVS:
+		ev, n, err = tipvs.New(d.ipvs[i], n)
+	case ModeUserspace:
+		ev, err = tus.New(d.userspace[i], n)
+	default:
+		err = fmt.Errorf("trace does not support --mode=%s", d.mode)
 	}
-	return nil, fmt.Errorf("trace does not support --mode=%s", d.mode)
+	return ev, n, err
 }
 
 // traceNode describes the node as render sees it (see trace.NodeOf), with

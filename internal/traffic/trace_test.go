@@ -1,14 +1,17 @@
 package traffic_test
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 	tipt "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/iptables"
 	tnft "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/nftables"
+	tus "github.com/kubectl-svcproxy/kubectl-svcproxy/trace/userspace"
 )
 
 // traceTable is node1's table of family f, as the loaders render it, and
@@ -49,4 +52,20 @@ func nftablesEvaluator(t *testing.T, snap *cluster.Snapshot, f nodetable.Family)
 		t.Fatal(err)
 	}
 	return ev, node
+}
+
+// userspaceEvaluator is the rendered userspace ruleset (portal rules and
+// proxy ports) that the loader applies, as a trace evaluator.
+func userspaceEvaluator(listen netip.Addr) traffic.EvaluatorFunc {
+	return func(t *testing.T, snap *cluster.Snapshot, f nodetable.Family) (trace.Evaluator, *trace.Node) {
+		tab, node := traceTable(t, snap, f)
+		if tab == nil {
+			return nil, nil
+		}
+		ev, err := tus.New(render.Userspace(tab, labConfig(), render.UserspaceOptions{ListenIP: listen}), node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev, node
+	}
 }

@@ -72,6 +72,15 @@ func (p *parser) moduleOpt(module, opt string, not bool) error {
 			_, err := p.next() // counts, matches every packet
 			return err
 		}
+	case "ipvs":
+		return p.ipvsMatch(opt, not)
+	case "physdev":
+		if opt == "--physdev-is-in" {
+			// The trace models no bridge: no packet entered through a
+			// bridge port.
+			p.add(not, func(*trace.State) bool { return false })
+			return nil
+		}
 	case "set":
 		if opt == "--match-set" {
 			return p.matchSet(not)
@@ -240,5 +249,43 @@ func (p *parser) matchSet(not bool) error {
 		return err
 	}
 	p.add(not, m)
+	return nil
+}
+
+// ipvsMatch: -m ipvs tests what IPVS did to the packet: --ipvs that it
+// translated it, --vproto/--vaddr/--vport the virtual service it was for.
+func (p *parser) ipvsMatch(opt string, not bool) error {
+	if opt == "--ipvs" {
+		p.add(not, func(st *trace.State) bool { return st.IPVS })
+		return nil
+	}
+	v, err := p.next()
+	if err != nil {
+		return err
+	}
+	var m func(st *trace.State) bool
+	switch opt {
+	case "--vproto":
+		proto := map[string]string{"6": "tcp", "17": "udp", "132": "sctp", "tcp": "tcp", "udp": "udp", "sctp": "sctp"}[v]
+		if proto == "" {
+			return fmt.Errorf("unknown --vproto %q", v)
+		}
+		m = func(st *trace.State) bool { return st.Original.Protocol == proto }
+	case "--vaddr":
+		pfx, err := parsePrefix(v)
+		if err != nil {
+			return err
+		}
+		m = func(st *trace.State) bool { return pfx.Contains(st.Original.Dst) }
+	case "--vport":
+		n, err := strconv.ParseUint(v, 10, 16)
+		if err != nil {
+			return fmt.Errorf("bad --vport %q", v)
+		}
+		m = func(st *trace.State) bool { return uint64(st.Original.Port) == n }
+	default:
+		return fmt.Errorf("unknown match \"-m ipvs %s\"", opt)
+	}
+	p.add(not, func(st *trace.State) bool { return st.IPVS && m(st) })
 	return nil
 }

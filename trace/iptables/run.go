@@ -36,13 +36,16 @@ func (ev *Evaluator) run(t *table, c *chain, st *trace.State, depth int) ([]bran
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%s %s: chains nest deeper than %d (a loop?)", t.name, c.name, maxDepth)
 	}
-	live := []*trace.State{st}
+	// live and cont swap their arrays: a walk of a long chain allocates
+	// nothing while no rule matches.
+	live, cont := make([]*trace.State, 1, 4), make([]*trace.State, 0, 4)
+	live[0] = st
 	var out []branch
 	for _, r := range c.rules {
 		if len(live) == 0 {
 			break
 		}
-		var cont []*trace.State
+		cont = cont[:0]
 		for _, s := range live {
 			if !r.matchAll(s) {
 				cont = append(cont, s)
@@ -66,7 +69,7 @@ func (ev *Evaluator) run(t *table, c *chain, st *trace.State, depth int) ([]bran
 				}
 			}
 		}
-		live = cont
+		live, cont = cont, live
 	}
 	for _, s := range live {
 		out = append(out, branch{s, fellOff})

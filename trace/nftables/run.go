@@ -14,13 +14,15 @@ func (ev *Evaluator) run(chain string, st *trace.State, depth int) ([]res, error
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%s chain %s: chains nest deeper than %d (a loop?)", ev.table, chain, maxDepth)
 	}
-	live := []*trace.State{st}
+	// live and cont swap their arrays: see trace/iptables.
+	live, cont := make([]*trace.State, 1, 4), make([]*trace.State, 0, 4)
+	live[0] = st
 	var out []res
 	for _, r := range ev.chains[chain] {
 		if len(live) == 0 {
 			break
 		}
-		var cont []*trace.State
+		cont = cont[:0]
 		for _, s := range live {
 			rs, err := ev.rule(chain, r, s, depth)
 			if err != nil {
@@ -37,7 +39,7 @@ func (ev *Evaluator) run(chain string, st *trace.State, depth int) ([]res, error
 				}
 			}
 		}
-		live = cont
+		live, cont = cont, live
 	}
 	for _, s := range live {
 		out = append(out, res{s, kCont, ""})

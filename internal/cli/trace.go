@@ -22,13 +22,15 @@ type TraceOptions struct {
 
 	from, to, protocol, via, service string
 	live, kernel                     bool
+	// kern are the flags of the commands that read the kernel, for --live.
+	kern kernelFlags
 
 	packet trace.Packet
 	forced trace.Via
 }
 
 func newTraceCommand(c *common) *cobra.Command {
-	o := &TraceOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts)}
+	o := &TraceOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kern: kernelFlags{ipvs: true}}
 	cmd := &cobra.Command{
 		Use:   "trace --from SRC --to DST:PORT | --service NS/NAME",
 		Short: "Follow a packet through the node's proxy rules and print its fate",
@@ -56,6 +58,7 @@ a rule the evaluator cannot follow).`,
 	}
 	o.input.addFlags(cmd.Flags())
 	o.proxy.AddFlags(cmd.Flags())
+	o.kern.addFlags(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	fs.StringVar(&o.from, "from", "", "source address of the packet")
@@ -68,8 +71,10 @@ a rule the evaluator cannot follow).`,
 	return cmd
 }
 
-// Complete reads the config file and parses the settings.
+// Complete reads the config file and parses the settings; with --live, as
+// plan does on the node (its sysctls and addresses).
 func (o *TraceOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.proxy.onNode = o.live
 	return completeRender(cmd, &o.input, o.proxy)
 }
 
@@ -86,6 +91,11 @@ func (o *TraceOptions) Validate() error {
 	}
 	if o.kernel && !o.live {
 		return fmt.Errorf("--kernel needs --live")
+	}
+	if o.live {
+		if err := o.kern.validate(o.proxy); err != nil {
+			return err
+		}
 	}
 	if o.service != "" {
 		if o.from != "" || o.to != "" || o.via != "" {
@@ -130,17 +140,17 @@ func (o *TraceOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.live {
+		if d, err = o.liveDesired(ctx, d); err != nil {
+			return err
+		}
+	}
 	if o.service != "" {
 		return o.runService(d)
 	}
 	tr, err := newTracer(d, nodetable.FamilyOf(o.packet.Dst))
 	if err != nil {
 		return err
-	}
-	if o.live {
-		if err := o.loadLive(ctx, tr); err != nil {
-			return err
-		}
 	}
 	entry := tr.node.Infer(o.packet.Src)
 	if o.forced != "" {

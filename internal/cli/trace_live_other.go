@@ -9,8 +9,8 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 
-func (o *TraceOptions) loadLive(context.Context, *tracer) error {
-	return fmt.Errorf("--live reads the node's kernel ruleset: it needs Linux")
+func (o *TraceOptions) liveDesired(context.Context, *desired) (*desired, error) {
+	return nil, fmt.Errorf("--live reads the node's kernel ruleset: it needs Linux")
 }
 
 func (o *TraceOptions) crossCheck(context.Context, *tracer, *trace.Result, trace.Entry) error {

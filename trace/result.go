@@ -37,11 +37,18 @@ type Endpoint struct {
 	Path []Step `json:"path"`
 }
 
-// Affinity is ClientIP session affinity.
+// Affinity is the session affinity met on the way, in the Service API's
+// words: Mode "None", or "ClientIP" with its timeout.
 type Affinity struct {
 	Mode           string `json:"mode"`
 	TimeoutSeconds int    `json:"timeoutSeconds"`
 }
+
+// NoAffinity is the Affinity of a packet that met none.
+var NoAffinity = Affinity{Mode: "None"}
+
+// On reports whether ClientIP affinity is on.
+func (a Affinity) On() bool { return a.Mode == "ClientIP" }
 
 // Result is the outcome of a trace: the contract of `trace -o json`
 // (docs/TRACE.md). New fields may be added; none is renamed or removed
@@ -57,8 +64,8 @@ type Result struct {
 	Endpoints []Endpoint `json:"endpoints"`
 	// Masquerade is set when the packet is masqueraded (to any endpoint).
 	Masquerade bool `json:"masquerade"`
-	// Affinity is the Service's ClientIP affinity, nil for none.
-	Affinity *Affinity `json:"affinity"`
+	// Affinity is the Service's session affinity.
+	Affinity Affinity `json:"affinity"`
 	// Path is the rules every branch met, in order; a DNAT's branches
 	// continue in each endpoint's Path.
 	Path []Step `json:"path"`
@@ -74,7 +81,7 @@ type Result struct {
 
 // Combine merges the branches of one trace into its Result.
 func Combine(leaves []*State) *Result {
-	r := &Result{Verdict: Accept}
+	r := &Result{Verdict: Accept, Affinity: NoAffinity}
 	counts := map[Verdict]float64{}
 	byAddr := map[string]*Endpoint{}
 	touched := false
@@ -82,8 +89,8 @@ func Combine(leaves []*State) *Result {
 		v := leafVerdict(l)
 		counts[v] += l.Prob
 		touched = touched || l.Touched
-		if l.AffinitySeconds > 0 && (r.Affinity == nil || l.AffinitySeconds > r.Affinity.TimeoutSeconds) {
-			r.Affinity = &Affinity{Mode: "ClientIP", TimeoutSeconds: l.AffinitySeconds}
+		if l.AffinitySeconds > r.Affinity.TimeoutSeconds {
+			r.Affinity = Affinity{Mode: "ClientIP", TimeoutSeconds: l.AffinitySeconds}
 		}
 		if l.Scheduler != "" {
 			r.Scheduler = l.Scheduler

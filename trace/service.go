@@ -33,11 +33,11 @@ type Cell struct {
 	Source      Source     `json:"source"`
 	Verdict     Verdict    `json:"verdict"`
 	// Endpoints are the addresses a DNAT reaches, sorted.
-	Endpoints  []string  `json:"endpoints"`
-	Masquerade bool      `json:"masquerade"`
-	Affinity   *Affinity `json:"affinity"`
-	DecidedBy  *Step     `json:"decidedBy,omitempty"`
-	Note       string    `json:"note,omitempty"`
+	Endpoints  []string `json:"endpoints"`
+	Masquerade bool     `json:"masquerade"`
+	Affinity   Affinity `json:"affinity"`
+	DecidedBy  *Step    `json:"decidedBy,omitempty"`
+	Note       string   `json:"note,omitempty"`
 }
 
 // ServiceView traces every entry point of a Service port against every

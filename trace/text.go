@@ -48,7 +48,7 @@ func (r *Result) Text() string {
 		b.WriteString("verdict:    accept\n")
 	}
 	b.WriteString("masquerade: " + yesNo(r.Masquerade) + "\n")
-	if r.Affinity != nil {
+	if r.Affinity.On() {
 		b.WriteString("affinity:   ClientIP, timeout " + strconv.Itoa(r.Affinity.TimeoutSeconds) + "s\n")
 	} else {
 		b.WriteString("affinity:   none\n")

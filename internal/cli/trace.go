@@ -21,7 +21,7 @@ type TraceOptions struct {
 	output string
 
 	from, to, protocol, via, service string
-	live, kernel                     bool
+	live                             bool
 	// kern are the flags of the commands that read the kernel, for --live.
 	kern kernelFlags
 
@@ -67,7 +67,6 @@ a rule the evaluator cannot follow).`,
 	fs.StringVar(&o.via, "via", "", "force where the packet enters: pod (a local pod), node (the node itself) or external (the node's interface); inferred from --from by default")
 	fs.StringVar(&o.service, "service", "", "print the reachability matrix of the Service NAMESPACE/NAME instead of one trace")
 	fs.BoolVar(&o.live, "live", false, "trace against the ruleset in this node's kernel instead of the rendered one (Linux)")
-	fs.BoolVar(&o.kernel, "kernel", false, "with --live: also inject the packet in the kernel and compare its own trace (Linux, root)")
 	return cmd
 }
 
@@ -88,9 +87,6 @@ func (o *TraceOptions) Validate() error {
 	}
 	if err := o.proxy.validateRender(allModes...); err != nil {
 		return err
-	}
-	if o.kernel && !o.live {
-		return fmt.Errorf("--kernel needs --live")
 	}
 	if o.live {
 		if err := o.kern.validate(o.proxy); err != nil {
@@ -159,11 +155,6 @@ func (o *TraceOptions) Run(ctx context.Context) error {
 	r, err := trace.Run(tr.ev, tr.node, o.packet, entry)
 	if err != nil {
 		return err
-	}
-	if o.kernel {
-		if err := o.crossCheck(ctx, tr, r, entry); err != nil {
-			return err
-		}
 	}
 	return writeTrace(o.streams.Out, o.output, r)
 }

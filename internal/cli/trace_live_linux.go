@@ -5,8 +5,6 @@ package cli
 import (
 	"context"
 	"fmt"
-
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 
 // liveDesired reads the mode's ruleset from this node's kernel, as plan
@@ -54,8 +52,4 @@ func (o *TraceOptions) liveDesired(ctx context.Context, d *desired) (*desired, e
 		return nil, fmt.Errorf("--live: mode %s cannot be read", d.mode)
 	}
 	return &live, nil
-}
-
-func (o *TraceOptions) crossCheck(context.Context, *tracer, *trace.Result, trace.Entry) error {
-	return fmt.Errorf("--kernel is not implemented yet")
 }

@@ -24,7 +24,6 @@ func TestTraceBadInputExitsTwo(t *testing.T) {
 		{"nothing to trace", nil, "needs --from and --to"},
 		{"unknown service", []string{"--service", "default/nope"}, `Service "default/nope"`},
 		{"service not NS/NAME", []string{"--service", "nope"}, "NAMESPACE/NAME"},
-		{"kernel without live", []string{"--from", "10.244.0.5", "--to", "10.96.0.10:80", "--kernel"}, "--kernel needs --live"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"trace", "--example"}, tc.args...)
@@ -49,8 +48,9 @@ type traceJSON struct {
 		Probability float64 `json:"probability"`
 	} `json:"endpoints"`
 	Masquerade bool `json:"masquerade"`
-	Affinity   *struct {
-		TimeoutSeconds int `json:"timeoutSeconds"`
+	Affinity   struct {
+		Mode           string `json:"mode"`
+		TimeoutSeconds int    `json:"timeoutSeconds"`
 	} `json:"affinity"`
 	Path []struct {
 		Table, Chain, Rule string
@@ -73,6 +73,9 @@ func traceExample(t *testing.T, args ...string) traceJSON {
 	if got.APIVersion != outputAPIVersion || got.Kind != kindTrace {
 		t.Errorf("apiVersion %q kind %q", got.APIVersion, got.Kind)
 	}
+	if n := nulls(decodeOutput(t, "json", out), ""); len(n) > 0 {
+		t.Errorf("nulls at %v", n)
+	}
 	return got
 }
 
@@ -88,14 +91,14 @@ func TestTraceJSONContract(t *testing.T) {
 					t.Errorf("%s: probability %v, want 0.5", ep.Address, ep.Probability)
 				}
 			}
-			if got.Affinity == nil || got.Affinity.TimeoutSeconds != 600 {
+			if got.Affinity.Mode != "ClientIP" || got.Affinity.TimeoutSeconds != 600 {
 				t.Errorf("affinity %+v, want ClientIP 600s", got.Affinity)
 			}
 			if len(got.Path) == 0 || got.Path[0].Table == "" || got.Path[0].Chain == "" || got.Path[0].Rule == "" {
 				t.Errorf("path %+v", got.Path)
 			}
 			drop := traceExample(t, "--mode", mode, "--from", "198.51.100.1", "--to", "192.0.2.20:443")
-			if drop.Verdict != "drop" || drop.Entry.Via != "external" || len(drop.Endpoints) != 0 {
+			if drop.Affinity.Mode != "None" || drop.Verdict != "drop" || drop.Entry.Via != "external" || len(drop.Endpoints) != 0 {
 				t.Errorf("outside loadBalancerSourceRanges: %+v", drop)
 			}
 			node := traceExample(t, "--mode", mode, "--from", "192.168.77.10", "--to", "10.96.0.40:80", "--via", "node")
@@ -103,5 +106,31 @@ func TestTraceJSONContract(t *testing.T) {
 				t.Errorf("no endpoints: %+v", node)
 			}
 		})
+	}
+}
+
+func TestTraceServiceJSON(t *testing.T) {
+	out, stderr, code := run(t, "", "trace", "--example", "--cluster-cidr=10.244.0.0/16", "--service", "shop/frontend", "-o", "yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	v := decodeOutput(t, "yaml", out)
+	if v["kind"] != kindServiceTrace || v["service"] != "shop/frontend" {
+		t.Errorf("kind %v service %v", v["kind"], v["service"])
+	}
+	if n := nulls(v, ""); len(n) > 0 {
+		t.Errorf("nulls at %v", n)
+	}
+	cells, _ := v["cells"].([]any)
+	drops := 0
+	for _, c := range cells {
+		if c.(map[string]any)["verdict"] == "drop" {
+			drops++
+		}
+	}
+	// The load balancer drops a pod, a remote pod, the node and the client
+	// outside loadBalancerSourceRanges.
+	if len(cells) == 0 || drops != 4 {
+		t.Errorf("%d cells, %d dropped, want 4 dropped:\n%s", len(cells), drops, out)
 	}
 }

@@ -59,7 +59,7 @@ func (p *predictor) compare(t *testing.T, pr Probe, got observed) {
 	ok := want == got.outcome
 	if ok && got.outcome == Answered {
 		if pr.Expect.Sticky {
-			ok = r.Affinity != nil && len(got.backends) == 1 && slices.Contains(pods, got.backends[0])
+			ok = r.Affinity.On() && len(got.backends) == 1 && slices.Contains(pods, got.backends[0])
 		} else {
 			ok = slices.Equal(pods, got.backends)
 		}
@@ -69,7 +69,7 @@ func (p *predictor) compare(t *testing.T, pr Probe, got observed) {
 	}
 	if !ok {
 		t.Errorf("%s: trace predicts %s %v (affinity %v), real packets: %s %v\n%s",
-			describe(pr), want, pods, r.Affinity != nil, got.outcome, got.backends, r.Text())
+			describe(pr), want, pods, r.Affinity.On(), got.outcome, got.backends, r.Text())
 	}
 }
 

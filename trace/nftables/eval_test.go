@@ -79,7 +79,7 @@ func TestUnknownExpressionFailsNamingTheRule(t *testing.T) {
 func TestNumgenAndAffinity(t *testing.T) {
 	rules := "ip saddr @aff1 goto ep1\nip daddr 10.96.0.1 meta l4proto . th dport { tcp . 80 } goto svc"
 	r := run(t, table(rules, affinitySet()), "10.244.0.9", "10.96.0.1")
-	if r.Verdict != trace.DNAT || len(r.Endpoints) != 3 || r.Affinity == nil || r.Affinity.TimeoutSeconds != 180 {
+	if r.Verdict != trace.DNAT || len(r.Endpoints) != 3 || !r.Affinity.On() || r.Affinity.TimeoutSeconds != 180 {
 		t.Fatalf("got %+v", r)
 	}
 	for _, ep := range r.Endpoints {

@@ -97,7 +97,7 @@ func (ev *Evaluator) Hook(h trace.Hook, st *trace.State) ([]*trace.State, error)
 
 // schedule looks the virtual server up and forks the branch over its
 // real servers, each with its share of the weights. A virtual server
-// without a real server of positive weight answers ICMP port unreachable.
+// without a real server of positive weight leaves the packet to the node.
 func (ev *Evaluator) schedule(s *trace.State) []*trace.State {
 	vs := ev.vs[vsKey{s.Packet.Protocol, s.Packet.Dst.String(), s.Packet.Port}]
 	if vs == nil {
@@ -117,8 +117,10 @@ func (ev *Evaluator) schedule(s *trace.State) []*trace.State {
 		}
 	}
 	if len(rss) == 0 {
-		s.Record("ipvs", vs.Service(), "no real server of positive weight: ICMP port unreachable")
-		s.End(trace.Reject)
+		// IPVS lets the packet through, untranslated, to the node's own
+		// stack (where, on a node, nothing listens: refused).
+		s.Record("ipvs", vs.Service(), "no real server of positive weight: not translated, delivered to the node")
+		s.Touched = true
 		return []*trace.State{s}
 	}
 	out := make([]*trace.State, 0, len(rss))

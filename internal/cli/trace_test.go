@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -132,5 +134,28 @@ func TestTraceServiceJSON(t *testing.T) {
 	// outside loadBalancerSourceRanges.
 	if len(cells) == 0 || drops != 4 {
 		t.Errorf("%d cells, %d dropped, want 4 dropped:\n%s", len(cells), drops, out)
+	}
+}
+
+// TestREADMETraceExamples keeps the README's trace examples the output of
+// the commands they show.
+func TestREADMETraceExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--from", "198.51.100.1", "--to", "192.0.2.20:443"},
+		{"--service", "shop/frontend"},
+	} {
+		full := append([]string{"trace", "--example", "--cluster-cidr", "10.244.0.0/16"}, args...)
+		out, stderr, code := run(t, "", full...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", full, code, stderr)
+		}
+		cmd := "$ kubectl svcproxy trace --example --cluster-cidr 10.244.0.0/16 " + strings.Join(args, " ") + "\n"
+		if !strings.Contains(string(readme), cmd+out) {
+			t.Errorf("README.md does not show %q followed by its output:\n%s", cmd, out)
+		}
 	}
 }

@@ -25,7 +25,7 @@ func TestIPVSTraffic(t *testing.T) {
 	vmtest.RequireGuest(t)
 	for _, sc := range withIPVSExpectations(t, traffic.Scenarios()) {
 		t.Run(sc.Name, func(t *testing.T) {
-			traffic.Run(t, sc, traffic.Mode{Name: "ipvs", Load: ipvsLoader})
+			traffic.Run(t, sc, traffic.Mode{Name: "ipvs", Load: ipvsLoader, Evaluator: ipvsEvaluator})
 		})
 	}
 }

@@ -111,6 +111,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newApplyCommand(c),
 		newResetCommand(c),
 		newProxyCommand(c),
+		newTraceCommand(c),
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)

@@ -30,7 +30,7 @@ func TestIPTablesTraffic(t *testing.T) {
 			for _, sc := range traffic.Scenarios() {
 				t.Run(sc.Name, func(t *testing.T) {
 					t.Parallel()
-					traffic.Run(t, sc, traffic.Mode{Name: "iptables", Load: iptablesLoader(backend)})
+					traffic.Run(t, sc, traffic.Mode{Name: "iptables", Load: iptablesLoader(backend), Evaluator: iptablesEvaluator})
 				})
 			}
 		})

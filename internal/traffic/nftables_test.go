@@ -23,7 +23,7 @@ func TestNFTablesTraffic(t *testing.T) {
 	for _, sc := range traffic.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Parallel()
-			traffic.Run(t, sc, traffic.Mode{Name: "nftables", Load: nftablesLoader})
+			traffic.Run(t, sc, traffic.Mode{Name: "nftables", Load: nftablesLoader, Evaluator: nftablesEvaluator})
 		})
 	}
 }
@@ -36,7 +36,7 @@ func TestNFTablesCompactTraffic(t *testing.T) {
 	for _, sc := range traffic.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Parallel()
-			traffic.Run(t, sc, traffic.Mode{Name: "nftables-compact", Like: "nftables", Load: nftablesCompactLoader})
+			traffic.Run(t, sc, traffic.Mode{Name: "nftables-compact", Like: "nftables", Load: nftablesCompactLoader, Evaluator: nftablesCompactEvaluator})
 		})
 	}
 }

@@ -25,6 +25,10 @@ type Mode struct {
 	// Like names the mode whose ExpectIn a variant of it shares (the
 	// compact nftables layout behaves as "nftables"); empty is Name.
 	Like string
+	// Evaluator, if set, gives the mode's ruleset for the snapshot as a
+	// trace evaluator: every probe's real outcome is then checked against
+	// what `kubectl svcproxy trace` predicts (see predict.go).
+	Evaluator EvaluatorFunc
 }
 
 // Run builds a lab for the scenario (dual-stack if any pod or probe uses
@@ -50,6 +54,7 @@ func Run(t *testing.T, sc Scenario, mode Mode) {
 		sources[ps.Name] = startPod(t, lab, ps).NS()
 	}
 	mode.Load(t, lab, snap)
+	pred := newPredictor(t, mode, snap, sc)
 	for _, pr := range sc.Probes {
 		like := mode.Name
 		if mode.Like != "" {
@@ -64,7 +69,8 @@ func Run(t *testing.T, sc Scenario, mode Mode) {
 				t.Fatalf("probe %q: unknown source %q (want %s, %s, %s or a pod's name)",
 					pr.Name, pr.From, FromClient, FromClient2, FromNode)
 			}
-			check(t.Context(), t, lab, from, pr)
+			got := check(t.Context(), t, lab, from, pr)
+			pred.compare(t, pr, got)
 		})
 	}
 }
@@ -86,19 +92,21 @@ func startPod(t *testing.T, lab *netlab.Lab, ps PodSpec) *netlab.Pod {
 	return p
 }
 
-// check runs one probe's connections from ns and judges them.
-func check(ctx context.Context, t *testing.T, lab *netlab.Lab, ns netlab.NS, pr Probe) {
+// check runs one probe's connections from ns, judges them, and returns
+// what they did.
+func check(ctx context.Context, t *testing.T, lab *netlab.Lab, ns netlab.NS, pr Probe) observed {
 	t.Helper()
 	switch pr.Expect.Outcome {
 	case Answered:
-		checkAnswers(ctx, t, ns, pr)
-		return
+		counts := checkAnswers(ctx, t, ns, pr)
+		return observed{outcome: Answered, backends: slices.Sorted(maps.Keys(counts))}
 	case Dropped:
 		checkDropped(ctx, t, lab, ns, pr)
 	default:
 		checkFailure(ctx, t, ns, pr)
 	}
 	t.Logf("%s: %s", describe(pr), pr.Expect.Outcome)
+	return observed{outcome: pr.Expect.Outcome}
 }
 
 // checkDropped is checkFailure for Dropped, which also makes sure that the
@@ -125,7 +133,7 @@ func checkDropped(ctx context.Context, t *testing.T, lab *netlab.Lab, ns netlab.
 // checkAnswers opens connections until every expected backend has answered
 // (or, for Sticky, N of them), failing at the first connection that fails,
 // reaches a backend that must not answer, or shows the wrong source.
-func checkAnswers(ctx context.Context, t *testing.T, ns netlab.NS, pr Probe) {
+func checkAnswers(ctx context.Context, t *testing.T, ns netlab.NS, pr Probe) map[string]int {
 	t.Helper()
 	e := pr.Expect
 	what := describe(pr)
@@ -161,6 +169,7 @@ func checkAnswers(ctx context.Context, t *testing.T, ns netlab.NS, pr Probe) {
 		}
 	}
 	t.Logf("%s: %s", what, formatCounts(counts))
+	return counts
 }
 
 // checkFailure expects each of the probe's connections to be refused or

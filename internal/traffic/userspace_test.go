@@ -56,7 +56,7 @@ func TestUserspaceTraffic(t *testing.T) {
 				}
 				t.Run(sc.Name, func(t *testing.T) {
 					t.Parallel()
-					traffic.Run(t, sc, traffic.Mode{Name: "userspace", Load: userspaceLoader(backend, v.listen)})
+					traffic.Run(t, sc, traffic.Mode{Name: "userspace", Load: userspaceLoader(backend, v.listen), Evaluator: userspaceEvaluator(v.listen)})
 				})
 			}
 		})

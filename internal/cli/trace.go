@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
+)
+
+const kindTrace = "Trace"
+
+// TraceOptions are the options of `trace`.
+type TraceOptions struct {
+	*common
+	input  inputFlags
+	proxy  *ProxyFlags
+	output string
+
+	from, to, protocol, via, service string
+	live                             bool
+	// kern are the flags of the commands that read the kernel, for --live.
+	kern kernelFlags
+
+	packet trace.Packet
+	forced trace.Via
+}
+
+func newTraceCommand(c *common) *cobra.Command {
+	o := &TraceOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kern: kernelFlags{ipvs: true}}
+	cmd := &cobra.Command{
+		Use:   "trace --from SRC --to DST:PORT | --service NS/NAME",
+		Short: "Follow a packet through the node's proxy rules and print its fate",
+		Long: `Follow the first packet of a new connection through the ruleset that render
+produces (or, with --live, the one in this node's kernel) and print where it
+enters (inferred from --from, or forced with --via), every rule it matches
+(table, chain, rule), and the outcome: DNAT to the endpoint set with each
+endpoint's probability, session affinity, masquerade, dropped or rejected by
+which rule, or "not a service address". -o json|yaml prints a Trace object
+(apiVersion svcproxy.kubectl.io/v1alpha1), the contract in docs/TRACE.md.
+
+With --service NS/NAME instead, it prints the reachability matrix of the
+Service: every entry point (ClusterIP, NodePort addresses, load-balancer and
+external IPs) against every source class, with the outcome of each.
+Exit codes: 0 traced, 2 error (a bad address, port, protocol or Service, or
+a rule the evaluator cannot follow).`,
+		Example: `  # Where does a pod's connection to the example's ClusterIP go?
+  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp
+  # The same as JSON, for CI
+  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp -o json
+  # Every entry point of a Service against every kind of client
+  kubectl svcproxy trace --example --service kube-system/kube-dns`,
+		Args: cobra.NoArgs,
+		RunE: runE(o),
+	}
+	o.input.addFlags(cmd.Flags())
+	o.proxy.AddFlags(cmd.Flags())
+	o.kern.addFlags(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	fs.StringVar(&o.from, "from", "", "source address of the packet")
+	fs.StringVar(&o.to, "to", "", "destination of the packet, ADDRESS:PORT ([ADDRESS]:PORT for IPv6)")
+	fs.StringVar(&o.protocol, "protocol", "tcp", "protocol of the packet: tcp, udp or sctp")
+	fs.StringVar(&o.via, "via", "", "force where the packet enters: pod (a local pod), node (the node itself) or external (the node's interface); inferred from --from by default")
+	fs.StringVar(&o.service, "service", "", "print the reachability matrix of the Service NAMESPACE/NAME instead of one trace")
+	fs.BoolVar(&o.live, "live", false, "trace against the ruleset in this node's kernel instead of the rendered one (Linux)")
+	return cmd
+}
+
+// Complete reads the config file and parses the settings; with --live, as
+// plan does on the node (its sysctls and addresses).
+func (o *TraceOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.proxy.onNode = o.live
+	return completeRender(cmd, &o.input, o.proxy)
+}
+
+// Validate checks the flags and parses the packet.
+func (o *TraceOptions) Validate() error {
+	if err := validateOutput(o.output); err != nil {
+		return err
+	}
+	if err := o.input.validate(); err != nil {
+		return err
+	}
+	if err := o.proxy.validateRender(allModes...); err != nil {
+		return err
+	}
+	if o.live {
+		if err := o.kern.validate(o.proxy); err != nil {
+			return err
+		}
+	}
+	if o.service != "" {
+		if o.from != "" || o.to != "" || o.via != "" {
+			return fmt.Errorf("--service prints every source and entry point: it takes no --from, --to or --via")
+		}
+		return nil
+	}
+	return o.parsePacket()
+}
+
+func (o *TraceOptions) parsePacket() error {
+	if o.from == "" || o.to == "" {
+		return fmt.Errorf("trace needs --from and --to (or --service)")
+	}
+	src, err := trace.ParseAddr("--from", o.from)
+	if err != nil {
+		return err
+	}
+	dst, port, err := trace.ParseDest(o.to)
+	if err != nil {
+		return err
+	}
+	if nodetable.FamilyOf(src) != nodetable.FamilyOf(dst) {
+		return fmt.Errorf("--from %s and --to %s are of different IP families", src, dst)
+	}
+	proto, err := trace.ParseProtocol(o.protocol)
+	if err != nil {
+		return err
+	}
+	if o.via != "" {
+		if o.forced, err = trace.ParseVia(o.via); err != nil {
+			return err
+		}
+	}
+	o.packet = trace.Packet{Src: src, Dst: dst, Port: port, Protocol: proto}
+	return nil
+}
+
+// Run renders (or reads the kernel), traces and prints.
+func (o *TraceOptions) Run(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
+	if err != nil {
+		return err
+	}
+	if o.live {
+		if d, err = o.liveDesired(ctx, d); err != nil {
+			return err
+		}
+	}
+	if o.service != "" {
+		return o.runService(d)
+	}
+	tr, err := newTracer(d, nodetable.FamilyOf(o.packet.Dst))
+	if err != nil {
+		return err
+	}
+	entry := tr.node.Infer(o.packet.Src)
+	if o.forced != "" {
+		entry = tr.node.Force(o.forced)
+	}
+	r, err := trace.Run(tr.ev, tr.node, o.packet, entry)
+	if err != nil {
+		return err
+	}
+	return writeTrace(o.streams.Out, o.output, r)
+}
+
+// traceResult is trace's -o json|yaml: the Result with its type.
+type traceResult struct {
+	typeMeta
+	*trace.Result
+}
+
+func writeTrace(w io.Writer, format string, r *trace.Result) error {
+	if format == "text" {
+		_, err := io.WriteString(w, r.Text())
+		return err
+	}
+	return writeData(w, format, &traceResult{typeMeta: newTypeMeta(kindTrace), Result: r})
+}

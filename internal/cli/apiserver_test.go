@@ -151,6 +151,18 @@ func TestAPIServer(t *testing.T) {
 		bad := c.WriteKubeconfig(t, "intruder", "not-a-token")
 		expectError(t, []string{"render", "--kubeconfig=" + bad, "--node-name=node1"}, "Unauthorized")
 	})
+	t.Run("deploy manifests", func(t *testing.T) {
+		// The API server's own validation of what deploy/ ships, as
+		// `kubectl apply` would send it (the kubelet end-to-end test runs
+		// the DaemonSet for real).
+		for _, name := range []string{"config.yaml", "daemonset.yaml", "cronjob.yaml"} {
+			manifest, err := os.ReadFile(filepath.Join("..", "..", "deploy", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Kubectl(t, string(manifest), "apply", "--dry-run=server", "-f", "-")
+		}
+	})
 	t.Run("unknown node", func(t *testing.T) {
 		expectError(t, []string{"render", user, "--node-name=nope"}, `node "nope" not found`)
 	})

@@ -157,3 +157,20 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigKubeconfig checks that clientConnection.kubeconfig, where
+// kubeadm's kube-proxy ConfigMap (and deploy/daemonset.yaml) names the
+// kubeconfig, is the one the tool reads, and that --kubeconfig wins over it.
+func TestConfigKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	fromFile, fromFlag := filepath.Join(dir, "from-config.conf"), filepath.Join(dir, "from-flag.conf")
+	path := writeConfig(t, "clientConnection:\n  kubeconfig: "+fromFile+"\n")
+	_, stderr, code := run(t, "", "render", "--node-name=node1", "--config", path)
+	if code != ExitError || !strings.Contains(stderr, fromFile) {
+		t.Errorf("render --config: exit %d, %q; want the error to name %s", code, stderr, fromFile)
+	}
+	_, stderr, code = run(t, "", "render", "--node-name=node1", "--config", path, "--kubeconfig", fromFlag)
+	if code != ExitError || !strings.Contains(stderr, fromFlag) || strings.Contains(stderr, fromFile) {
+		t.Errorf("render --config --kubeconfig: exit %d, %q; want the error to name %s only", code, stderr, fromFlag)
+	}
+}

@@ -120,11 +120,11 @@ func TestDeployManifestsParse(t *testing.T) {
 		if ds.Namespace != "kube-system" || !reflect.DeepEqual(ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels) {
 			t.Errorf("DaemonSet %s/%s selector %v labels %v", ds.Namespace, ds.Name, ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels)
 		}
-		checkPodSpec(t, ds.Spec.Template.Spec, "apply", "--watch", "--lock-wait=", "--healthz-bind-address=")
+		checkPodSpec(t, ds.Spec.Template.Spec, "apply", "--watch", "--lock-wait=")
 		if pod := ds.Spec.Template.Spec; len(pod.Tolerations) != 1 || pod.Tolerations[0].Operator != corev1.TolerationOpExists {
 			t.Errorf("tolerations %+v, want operator Exists", pod.Tolerations)
 		}
-		checkWatchContainer(t, ds.Spec.Template.Spec.Containers[0])
+		checkWatchContainer(t, ds.Spec.Template.Spec.Containers[0], deployConfig(t).HealthzBindAddress)
 	})
 
 	t.Run("cronjob.yaml", func(t *testing.T) {
@@ -142,6 +142,7 @@ func TestDeployManifestsParse(t *testing.T) {
 			t.Error("the CronJob is not pinned to a node")
 		}
 		checkPodSpec(t, pod, "apply", "--lock-wait=60s")
+		checkCronJobExitCodes(t, cj.Spec.JobTemplate.Spec)
 	})
 
 	t.Run("krew/svcproxy.yaml", func(t *testing.T) {
@@ -189,33 +190,58 @@ func TestDeployManifestsParse(t *testing.T) {
 }
 
 // checkPodSpec checks what both the DaemonSet and the CronJob need to run
-// apply on the node: the host network, NET_ADMIN, the ServiceAccount from
-// rbac.yaml, the node name from the downward API, and the host's locks;
-// and that the command has each of args.
+// apply on the node as kubeadm runs kube-proxy: privileged, in the host
+// network, on Linux nodes only, at node-critical priority, with the
+// ServiceAccount from rbac.yaml, the node name from the downward API, the
+// config.yaml ConfigMap and the host's locks; and that the command has each
+// of args.
 func checkPodSpec(t *testing.T, pod corev1.PodSpec, args ...string) {
 	t.Helper()
 	if !pod.HostNetwork || pod.ServiceAccountName != "kubectl-svcproxy" || pod.PriorityClassName != "system-node-critical" {
 		t.Errorf("hostNetwork %v serviceAccountName %q priorityClassName %q", pod.HostNetwork, pod.ServiceAccountName, pod.PriorityClassName)
 	}
+	if !reflect.DeepEqual(pod.NodeSelector, map[string]string{"kubernetes.io/os": "linux"}) {
+		t.Errorf("nodeSelector %v, want kubernetes.io/os: linux only", pod.NodeSelector)
+	}
+	if pod.DNSPolicy != corev1.DNSDefault {
+		t.Errorf("dnsPolicy %q: cluster DNS is a ClusterIP, which needs the rules this pod writes", pod.DNSPolicy)
+	}
 	if len(pod.Containers) != 1 {
 		t.Fatalf("%d containers", len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil || !slices.Contains(c.SecurityContext.Capabilities.Add, "NET_ADMIN") {
-		t.Errorf("securityContext %+v lacks NET_ADMIN", c.SecurityContext)
+	if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+		t.Errorf("securityContext %+v: not privileged, so /proc/sys is read-only", sc)
 	}
 	if len(c.Env) != 1 || c.Env[0].Name != "NODE_NAME" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
 		t.Errorf("env %+v, want NODE_NAME from spec.nodeName", c.Env)
 	}
 	cmd := strings.Join(append(slices.Clone(c.Command), c.Args...), " ")
-	for _, arg := range append(args, "--node-name=$(NODE_NAME)", "--cluster-cidr=", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy") {
+	for _, arg := range append(args, "--config="+deployConfigDir+"/config.conf", "--node-name=$(NODE_NAME)", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy") {
 		if !strings.Contains(cmd, arg) {
 			t.Errorf("command %q lacks %q", cmd, arg)
 		}
 	}
+	checkPodVolumes(t, pod)
+}
+
+// checkPodVolumes checks the pod's one container's mounts: the ConfigMap
+// read-only where --config points, and the host's locks and modules.
+func checkPodVolumes(t *testing.T, pod corev1.PodSpec) {
+	t.Helper()
 	mounts := map[string]corev1.VolumeMount{}
-	for _, m := range c.VolumeMounts {
+	for _, m := range pod.Containers[0].VolumeMounts {
 		mounts[m.Name] = m
+	}
+	configMounted := false
+	for _, v := range pod.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == "kubectl-svcproxy" {
+			m := mounts[v.Name]
+			configMounted = m.MountPath == deployConfigDir && m.ReadOnly
+		}
+	}
+	if !configMounted {
+		t.Errorf("the kubectl-svcproxy ConfigMap is not mounted read-only at %s: %+v", deployConfigDir, pod.Volumes)
 	}
 	fileOrCreate, dirOrCreate := corev1.HostPathFileOrCreate, corev1.HostPathDirectoryOrCreate
 	for _, want := range []struct {
@@ -247,9 +273,10 @@ func checkPodSpec(t *testing.T, pod corev1.PodSpec, args ...string) {
 }
 
 // checkWatchContainer parses the DaemonSet's `apply --watch` arguments with
-// apply's flags and checks that the readiness probe asks the
-// /healthz that --healthz-bind-address serves.
-func checkWatchContainer(t *testing.T, c corev1.Container) {
+// apply's flags, and checks that the readiness probe asks the /healthz and
+// the liveness probe the /livez that healthz (config.conf's
+// healthzBindAddress) serves.
+func checkWatchContainer(t *testing.T, c corev1.Container, healthz string) {
 	t.Helper()
 	if len(c.Command) != 1 || c.Command[0] != "kubectl-svcproxy" || len(c.Args) == 0 || c.Args[0] != "apply" {
 		t.Fatalf("command %q args %q, want kubectl-svcproxy apply ...", c.Command, c.Args)
@@ -259,16 +286,16 @@ func checkWatchContainer(t *testing.T, c corev1.Container) {
 		t.Fatalf("daemonset.yaml: apply %q: %v", c.Args[1:], err)
 	}
 	watch, _ := cmd.Flags().GetBool("watch")
-	healthz, _ := cmd.Flags().GetString("healthz-bind-address")
 	_, port, err := net.SplitHostPort(healthz)
 	if !watch || err != nil {
-		t.Fatalf("--watch %v, --healthz-bind-address %q: %v", watch, healthz, err)
+		t.Fatalf("--watch %v, healthzBindAddress %q: %v", watch, healthz, err)
 	}
-	p := c.ReadinessProbe
-	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != port {
-		t.Errorf("readinessProbe %+v, want GET /healthz on port %s", p, port)
-	}
-	if c.LivenessProbe != nil {
-		t.Errorf("livenessProbe %+v: a restart cannot bring an API server back", c.LivenessProbe)
+	for _, probe := range []struct {
+		name, path string
+		p          *corev1.Probe
+	}{{"readinessProbe", "/healthz", c.ReadinessProbe}, {"livenessProbe", "/livez", c.LivenessProbe}} {
+		if p := probe.p; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != probe.path || p.HTTPGet.Port.String() != port {
+			t.Errorf("%s %+v, want GET %s on port %s", probe.name, p, probe.path, port)
+		}
 	}
 }

@@ -167,6 +167,9 @@ func (c *Cluster) startAPIServer(t testing.TB, bin string, port int, etcdURL str
 		// give Pods; Services need neither.
 		"--disable-admission-plugins=ServiceAccount",
 		"--profiling=false",
+		// As kubeadm's control plane: the shipped DaemonSet is
+		// privileged, like kube-proxy's.
+		"--allow-privileged=true",
 	}
 	if c.opts.host != "" {
 		c.nodeFlags()

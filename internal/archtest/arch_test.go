@@ -140,7 +140,8 @@ func TestArchitectureDocMatchesImports(t *testing.T) {
 func testSupport(name string) bool {
 	switch name {
 	case "internal/netlab", "internal/traffic", "internal/vmtest", "internal/testcluster", "internal/conformance",
-		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv":
+		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv",
+		"internal/kubeletlab", "internal/kubeletlab/agent", "internal/e2e/kubelet":
 		return true
 	}
 	return false

@@ -1,0 +1,112 @@
+package kubeletlab
+
+import (
+	"fmt"
+)
+
+// containerdSocket is containerd's CRI endpoint, in the private /run.
+const containerdSocket = "/run/containerd/containerd.sock"
+
+// containerdConfig is containerd's configuration: its standard paths
+// (private to the node's mount namespace), the pause image the test
+// imports as the sandbox image (no registry is reachable), runc from the
+// system, the CNI plugins of the system and pod network namespaces under
+// containerd's state directory.
+func containerdConfig(sandboxImage string) string {
+	return fmt.Sprintf(`version = 3
+root = "/var/lib/containerd"
+state = "/run/containerd"
+
+[grpc]
+  address = %q
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+
+[plugins."io.containerd.cri.v1.images".pinned_images]
+  sandbox = %q
+
+[plugins."io.containerd.cri.v1.runtime"]
+  netns_mounts_under_state_dir = true
+  disable_apparmor = true
+
+[plugins."io.containerd.cri.v1.runtime".cni]
+  bin_dirs = ["/usr/lib/cni"]
+  conf_dir = "/etc/cni/net.d"
+
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+  BinaryName = "/usr/sbin/runc"
+  SystemdCgroup = false
+`, containerdSocket, sandboxImage)
+}
+
+// cniConfig is the pod network: a bridge cni0 on the node, the node's
+// pod range for host-local and masquerading of pod traffic leaving the
+// pod range, as a simple CNI setup does.
+func cniConfig() string {
+	return fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": "kubeletlab",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": %q}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`, NodePodCIDR)
+}
+
+// kubeletConfig is kubelet's configuration for this machine: cgroup v1
+// (failCgroupV1: false; Kubernetes 1.37 refuses v1 by default), the
+// cgroupfs driver, no QoS cgroup hierarchy or node allocatable
+// enforcement (the test's process does not own the cgroup roots), no swap
+// check, eviction thresholds that a shared disk does not trip, and
+// authorization left to the API server's (tests are the only clients).
+func kubeletConfig(resolvConf string) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
+failSwapOn: false
+containerRuntimeEndpoint: unix://%s
+address: %s
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+authorization:
+  mode: Webhook
+resolvConf: %s
+evictionHard:
+  memory.available: "50Mi"
+  nodefs.available: "1%%"
+  imagefs.available: "1%%"
+  nodefs.inodesFree: "1%%"
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+localStorageCapacityIsolation: false
+syncFrequency: 5s
+fileCheckFrequency: 5s
+nodeStatusUpdateFrequency: 5s
+serializeImagePulls: false
+`, containerdSocket, NodeIP, resolvConf)
+}

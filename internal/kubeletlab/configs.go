@@ -43,9 +43,9 @@ state = "/run/containerd"
 `, containerdSocket, sandboxImage)
 }
 
-// cniConfig is the pod network: a bridge cni0 on the node, the node's
-// pod range for host-local and masquerading of pod traffic leaving the
-// pod range, as a simple CNI setup does.
+// cniConfig is the pod network: a bridge cni0 on the node, gateway of the
+// node's pod range, whose addresses host-local hands out, with hairpin
+// mode so that a pod reaches itself through a Service.
 func cniConfig() string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
@@ -62,8 +62,7 @@ func cniConfig() string {
         "ranges": [[{"subnet": %q}]],
         "routes": [{"dst": "0.0.0.0/0"}]
       }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
+    }
   ]
 }
 `, NodePodCIDR)

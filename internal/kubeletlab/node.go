@@ -59,12 +59,16 @@ func (l *Lab) startContainerd(t testing.TB, sandboxImage string) {
 }
 
 // Ctr runs containerd's ctr in the node's namespaces, in the CRI's
-// namespace k8s.io.
+// namespace k8s.io, and returns its stdout (its stderr holds warnings, such
+// as containerd 2's about cgroup v1).
 func (l *Lab) Ctr(args ...string) (string, error) {
 	args = append([]string{"--address", containerdSocket, "--namespace", "k8s.io"}, args...)
-	out, err := l.ns.Command(filepath.Join(l.crun, "ctr"), args...).CombinedOutput()
+	cmd := l.ns.Command(filepath.Join(l.crun, "ctr"), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return string(out), fmt.Errorf("ctr %s: %v: %s", strings.Join(args[4:], " "), err, out)
+		return string(out), fmt.Errorf("ctr %s: %v: %s", strings.Join(args[4:], " "), err, stderr.String())
 	}
 	return string(out), nil
 }

@@ -39,6 +39,21 @@ const (
 // hostPath volumes (/run/xtables.lock, /run/kubectl-svcproxy).
 var privateDirs = []string{"/run", "/var/lib", "/var/log", "/etc/cni"}
 
+// kernelTunables are the machine-wide sysctls that kubelet sets to these
+// values when they differ (container_manager_linux.go, setupKernelTunables)
+// or, with protectKernelDefaults, refuses to start. They are not per
+// network namespace: writing them would change the host (kernel.panic,
+// kernel.panic_on_oops, vm.overcommit_memory). In the node's mount
+// namespace each is a read-only file that already holds kubelet's value.
+var kernelTunables = []struct{ path, value string }{
+	{"vm/overcommit_memory", "1"},
+	{"vm/panic_on_oom", "0"},
+	{"kernel/panic", "10"},
+	{"kernel/panic_on_oops", "1"},
+	{"kernel/keys/root_maxkeys", "1000000"},
+	{"kernel/keys/root_maxbytes", "25000000"},
+}
+
 // namespaces is the node's network namespace and the private mount
 // namespace every node process shares, held open by a sleeping process,
 // plus the outside network namespace.
@@ -88,7 +103,8 @@ func newNamespaces(t testing.TB, dir string) *namespaces {
 // namespace: inside the node's network namespace, it replaces the
 // privateDirs with directories under dir, and overlays /usr/lib (/lib is
 // a link to it here) so that the DaemonSet's /lib/modules, which the
-// runtime creates when missing, appears only there.
+// runtime creates when missing, appears only there, and masks the
+// kernelTunables.
 func (n *namespaces) startHolder(t testing.TB, dir string) {
 	t.Helper()
 	var script strings.Builder
@@ -107,6 +123,13 @@ func (n *namespaces) startHolder(t testing.TB, dir string) {
 		}
 	}
 	fmt.Fprintf(&script, "mount -t overlay overlay -o lowerdir=/usr/lib,upperdir=%s,workdir=%s /usr/lib\n", upper, work)
+	for _, k := range kernelTunables {
+		file := filepath.Join(dir, "sysctl-"+strings.ReplaceAll(k.path, "/", "-"))
+		if err := os.WriteFile(file, []byte(k.value+"\n"), 0o444); err != nil {
+			t.Fatalf("kubeletlab: %v", err)
+		}
+		fmt.Fprintf(&script, "mount --bind -o ro %s /proc/sys/%s\n", file, k.path)
+	}
 	script.WriteString("mkdir -p /run/netns /usr/lib/modules\necho ready\nexec sleep infinity\n")
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+n.node, "--",
 		"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script.String())

@@ -60,7 +60,21 @@ type Config struct {
 	// (nfnetlink_acct), so it is the default. Loading the rules needs the
 	// counters to exist (apply/nfacct).
 	NFAcct bool `json:"nfacct,omitempty"`
+	// NFTablesLayout is how nftables mode picks an endpoint: "" (or
+	// NFTablesLayoutKubeProxy) as kube-proxy does, NFTablesLayoutCompact
+	// without anonymous maps (see writeDNAT).
+	NFTablesLayout string `json:"nftablesLayout,omitempty"`
 }
+
+// The nftables layouts.
+const (
+	// NFTablesLayoutKubeProxy is kube-proxy's: a numgen lookup in an
+	// anonymous map per service chain.
+	NFTablesLayoutKubeProxy = "kube-proxy"
+	// NFTablesLayoutCompact picks the endpoint with one numgen rule per
+	// endpoint and no anonymous map: the same chains, sets and choice.
+	NFTablesLayoutCompact = "compact"
+)
 
 // DefaultConfig returns kube-proxy's defaults.
 func DefaultConfig() Config {
@@ -90,6 +104,11 @@ func (c *Config) Validate() error {
 	default:
 		return &SettingError{Setting: "detectLocalMode", Value: fmt.Sprintf("%q", c.DetectLocalMode),
 			Problem: "must be ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix"}
+	}
+	switch c.NFTablesLayout {
+	case "", NFTablesLayoutKubeProxy, NFTablesLayoutCompact:
+	default:
+		return &SettingError{Setting: "nftablesLayout", Value: fmt.Sprintf("%q", c.NFTablesLayout), Problem: "must be kube-proxy or compact"}
 	}
 	for _, a := range c.NodePortAddresses {
 		switch a {

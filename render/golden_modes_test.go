@@ -40,6 +40,16 @@ var (
 		section: "nftables", render: render.NFTables, encode: nft.EncodeAll, parse: nft.ParseAll,
 		validate: (*nft.Ruleset).Validate,
 	}
+	// nftablesCompactGolden is the opt-in compact layout: the same
+	// tables as the nftables section but for the numgen maps.
+	nftablesCompactGolden = goldenMode[*nft.Ruleset]{
+		section: "nftables-compact", encode: nft.EncodeAll, parse: nft.ParseAll,
+		validate: (*nft.Ruleset).Validate,
+		render: func(t *nodetable.ServiceTable, cfg render.Config) *nft.Ruleset {
+			cfg.NFTablesLayout = render.NFTablesLayoutCompact
+			return render.NFTables(t, cfg)
+		},
+	}
 	ipvsGolden = goldenMode[*ipvs.Ruleset]{
 		section: "ipvs", encode: ipvs.EncodeAll, parse: ipvs.ParseAll,
 		render: func(t *nodetable.ServiceTable, cfg render.Config) *ipvs.Ruleset {
@@ -56,10 +66,11 @@ var (
 	}
 )
 
-func TestGoldenIPTables(t *testing.T)  { runGolden(t, iptablesGolden) }
-func TestGoldenNFTables(t *testing.T)  { runGolden(t, nftablesGolden) }
-func TestGoldenIPVS(t *testing.T)      { runGolden(t, ipvsGolden) }
-func TestGoldenUserspace(t *testing.T) { runGolden(t, userspaceGolden) }
+func TestGoldenIPTables(t *testing.T)        { runGolden(t, iptablesGolden) }
+func TestGoldenNFTables(t *testing.T)        { runGolden(t, nftablesGolden) }
+func TestGoldenNFTablesCompact(t *testing.T) { runGolden(t, nftablesCompactGolden) }
+func TestGoldenIPVS(t *testing.T)            { runGolden(t, ipvsGolden) }
+func TestGoldenUserspace(t *testing.T)       { runGolden(t, userspaceGolden) }
 
 // renderCase renders every family of a case and its text form.
 func (m goldenMode[R]) renderCase(t *testing.T, gc *goldenCase, input []byte) ([]R, string) {

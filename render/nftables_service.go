@@ -216,10 +216,15 @@ func (s *nftState) writeFirewallChain(p *nftPlan) {
 }
 
 // writeDNAT fills a service- or local- chain of a service without
-// affinity: one DNAT, or numgen over an anonymous map of endpoints.
+// affinity: one DNAT, or numgen over an anonymous map of endpoints, or in
+// the compact layout one rule per endpoint (writeCascade).
 func (s *nftState) writeDNAT(p *nftPlan, chain string, eps []nodetable.Endpoint) {
 	if len(eps) == 1 {
 		s.rule(chain, "meta l4proto "+p.proto+" dnat to "+eps[0].String())
+		return
+	}
+	if s.cfg.NFTablesLayout == NFTablesLayoutCompact {
+		s.writeCascade(chain, len(eps), func(i int) string { return "meta l4proto " + p.proto + " dnat to " + eps[i].String() })
 		return
 	}
 	var b strings.Builder
@@ -232,6 +237,21 @@ func (s *nftState) writeDNAT(p *nftPlan, chain string, eps []nodetable.Endpoint)
 	}
 	b.WriteString(" }")
 	s.rule(chain, b.String())
+}
+
+// writeCascade is the compact layout's choice of one of n endpoints: rule
+// i (of n) draws "numgen random mod n-i" and takes endpoint i on 0, so
+// with probability 1/(n-i) of what reaches it, which makes every endpoint
+// 1/n, as kube-proxy's map and iptables' statistic chain. The last rule
+// takes the last endpoint unconditionally. The rules need no anonymous
+// map, whose creation costs the kernel time that grows with the number of
+// maps in the table (docs/PERFORMANCE.md); a new connection evaluates at
+// most n rules, and only its first packet reaches the nat chains.
+func (s *nftState) writeCascade(chain string, n int, take func(i int) string) {
+	for i := range n - 1 {
+		s.rule(chain, "numgen random mod "+strconv.Itoa(n-i)+" 0 "+take(i))
+	}
+	s.rule(chain, take(n-1))
 }
 
 // writeAffinity writes a ClientIP-affinity service's per-endpoint sets and
@@ -260,15 +280,22 @@ func (s *nftState) writeAffinity(p *nftPlan) {
 }
 
 func (s *nftState) writeJumps(p *nftPlan, chain string, eps []nodetable.Endpoint) {
-	var b strings.Builder
-	b.WriteString("numgen random mod " + strconv.Itoa(len(eps)) + " vmap { ")
-	for i, ep := range eps {
+	for _, ep := range eps {
 		base := p.endpointBase(ep)
 		s.rule(chain, s.ipX+" saddr @"+NFTPrefixAffinity+base+" goto "+NFTPrefixEndpoint+base)
+	}
+	goTo := func(i int) string { return "goto " + NFTPrefixEndpoint + p.endpointBase(eps[i]) }
+	if s.cfg.NFTablesLayout == NFTablesLayoutCompact {
+		s.writeCascade(chain, len(eps), goTo)
+		return
+	}
+	var b strings.Builder
+	b.WriteString("numgen random mod " + strconv.Itoa(len(eps)) + " vmap { ")
+	for i := range eps {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strconv.Itoa(i) + " : goto " + NFTPrefixEndpoint + base)
+		b.WriteString(strconv.Itoa(i) + " : " + goTo(i))
 	}
 	b.WriteString(" }")
 	s.rule(chain, b.String())

@@ -99,6 +99,7 @@ func (c *Client) fail(ctx context.Context, p *Plan, done []*Plan, err error) err
 // anything reaches the kernel.
 func (c *Client) commit(tx transaction) (int, error) {
 	b := c.conn.NewBatch(tx.family, tx.table)
+	b.Grow(estimateBatchBytes(tx.ops))
 	if len(tx.declare) > 0 {
 		b.Declare(tx.declare...)
 	}
@@ -113,6 +114,19 @@ func (c *Client) commit(tx transaction) (int, error) {
 	}
 	c.commits++
 	return ops, nil
+}
+
+// estimateBatchBytes is a little more than ops take as netlink messages
+// (kube-proxy's rules take 300 to 400 bytes, a set element under 100), so
+// that the batch of a whole table is allocated once. Grown by append
+// instead, the 42 MB batch of 10k Services in the compact layout was
+// copied over and over, for about a second of CPU.
+func estimateBatchBytes(ops []op) int {
+	n := 0
+	for _, o := range ops {
+		n += 400 + 100*len(o.elems)
+	}
+	return n
 }
 
 // addOp queues one operation.

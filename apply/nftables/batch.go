@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -66,6 +67,9 @@ func (c *Conn) NewBatch(family nft.Family, table string) *Batch {
 	b.enc.endMsg(start)
 	return b
 }
+
+// Grow makes room for n more bytes of messages.
+func (b *Batch) Grow(n int) { b.enc.b = slices.Grow(b.enc.b, n) }
 
 func (b *Batch) fail(err error) {
 	if b.err == nil {

@@ -1,6 +1,7 @@
 package nftables
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -29,29 +30,62 @@ func trafficService(name, ip string, affinity int32, pods ...*netlab.Pod) nodeta
 }
 
 // TestTrafficThroughNetlinkTable sends real connections through a table
-// written by writeTable: the numgen maps' keys must be in the byte order
-// the kernel's numgen produces (host order; with big-endian keys, as
-// google/nftables v0.3.0 writes anonymous sets, most connections find no
-// map entry), and the affinity sets and verdict maps must work.
+// written by writeTable, in both layouts: the numgen maps' keys must be in
+// the byte order the kernel's numgen produces (host order; with big-endian
+// keys, as google/nftables v0.3.0 writes anonymous sets, most connections
+// find no map entry), the compact layout's numgen rules must reach every
+// endpoint, and the affinity sets and verdict maps must work.
 func TestTrafficThroughNetlinkTable(t *testing.T) {
-	lab := netlab.New(t)
-	pods := []*netlab.Pod{
-		lab.AddPod("a", netip.MustParseAddr("10.244.0.5")),
-		lab.AddPod("b", netip.MustParseAddr("10.244.1.7")),
-		lab.AddPod("c", netip.MustParseAddr("10.244.1.8")),
+	for _, layout := range []string{render.NFTablesLayoutKubeProxy, render.NFTablesLayoutCompact} {
+		t.Run(layout, func(t *testing.T) {
+			lab, pods := trafficLab(t, 3)
+			writeLabTable(t, lab, layout,
+				trafficService("spread", "10.96.0.10", 0, pods...),
+				trafficService("sticky", "10.96.0.11", 10800, pods...))
+			ctx := t.Context()
+			const n = 30
+			spread, err := lab.Client().Spread(ctx, netlab.TCP, netip.MustParseAddrPort("10.96.0.10:80"), n)
+			if err != nil {
+				t.Fatalf("numgen service: %v (answers so far %v)", err, spread)
+			}
+			if len(spread) != len(pods) {
+				t.Errorf("numgen service: %d connections reached %v, want all of %d pods", n, spread, len(pods))
+			}
+			sticky, err := lab.Client().Spread(ctx, netlab.TCP, netip.MustParseAddrPort("10.96.0.11:80"), n)
+			if err != nil {
+				t.Fatalf("affinity service: %v (answers so far %v)", err, sticky)
+			}
+			if len(sticky) != 1 {
+				t.Errorf("affinity service: %d connections from one client reached %v, want one pod", n, sticky)
+			}
+		})
 	}
-	for _, p := range pods {
+}
+
+// trafficLab returns a lab with n pods serving TCP on 8080.
+func trafficLab(t *testing.T, n int) (*netlab.Lab, []*netlab.Pod) {
+	t.Helper()
+	lab := netlab.New(t)
+	var pods []*netlab.Pod
+	for i := range n {
+		p := lab.AddPod(fmt.Sprintf("p%d", i), netip.AddrFrom4([4]byte{10, 244, byte(i % 2), byte(5 + i)}))
 		if err := p.ServeTCP(8080); err != nil {
 			t.Fatal(err)
 		}
+		pods = append(pods, p)
 	}
+	return lab, pods
+}
+
+// writeLabTable renders ports in layout and writes the table into the
+// lab's node with writeTable.
+func writeLabTable(t *testing.T, lab *netlab.Lab, layout string, ports ...nodetable.ServicePort) {
+	t.Helper()
 	table := &nodetable.ServiceTable{Family: nodetable.IPv4, Node: nodetable.Node{Name: "node1", IPs: []netip.Addr{netlab.NodeIP}}}
-	table.Ports = []nodetable.ServicePort{
-		trafficService("spread", "10.96.0.10", 0, pods...),
-		trafficService("sticky", "10.96.0.11", 10800, pods...),
-	}
+	table.Ports = ports
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR}
+	cfg.NFTablesLayout = layout
 	rs := render.NFTables(table, cfg)
 	err := lab.Node().Do(func() error {
 		c, err := Open()
@@ -63,22 +97,5 @@ func TestTrafficThroughNetlinkTable(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-
-	ctx := t.Context()
-	const n = 30
-	spread, err := lab.Client().Spread(ctx, netlab.TCP, netip.MustParseAddrPort("10.96.0.10:80"), n)
-	if err != nil {
-		t.Fatalf("numgen service: %v (answers so far %v)", err, spread)
-	}
-	if len(spread) != len(pods) {
-		t.Errorf("numgen service: %d connections reached %v, want all of %d pods", n, spread, len(pods))
-	}
-	sticky, err := lab.Client().Spread(ctx, netlab.TCP, netip.MustParseAddrPort("10.96.0.11:80"), n)
-	if err != nil {
-		t.Fatalf("affinity service: %v (answers so far %v)", err, sticky)
-	}
-	if len(sticky) != 1 {
-		t.Errorf("affinity service: %d connections from one client reached %v, want one pod", n, sticky)
 	}
 }

@@ -30,8 +30,9 @@ func tableCases(t testing.TB) []tableCase {
 			t.Fatal(err)
 		}
 		for _, f := range ar.Files {
-			if f.Name == "nftables" {
-				out = append(out, parseCase(t, strings.TrimSuffix(filepath.Base(path), ".txtar"), f.Data)...)
+			// The compact layout's cases are named "<case>-compact".
+			if name, ok := strings.CutPrefix(f.Name, "nftables"); ok && (name == "" || name == "-compact") {
+				out = append(out, parseCase(t, strings.TrimSuffix(filepath.Base(path), ".txtar")+name, f.Data)...)
 			}
 		}
 	}

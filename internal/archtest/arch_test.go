@@ -136,12 +136,29 @@ func TestArchitectureDocMatchesImports(t *testing.T) {
 	}
 }
 
+// The product binary links no test support, and so none of what only the
+// tests and the hack tooling need (go-containerregistry, through
+// internal/ociimage).
+func TestBinaryLinksNoTestSupport(t *testing.T) {
+	pkgs := listPackages(t)
+	bin := pkgs["cmd/kubectl-svcproxy"]
+	if bin == nil {
+		t.Fatal("cmd/kubectl-svcproxy not listed")
+	}
+	for _, dep := range bin.Deps {
+		own, ok := strings.CutPrefix(dep, module)
+		if ok && testSupport(own) || strings.HasPrefix(dep, "github.com/google/go-containerregistry") {
+			t.Errorf("cmd/kubectl-svcproxy depends on %s", dep)
+		}
+	}
+}
+
 // testSupport reports whether a package exists only for the tests.
 func testSupport(name string) bool {
 	switch name {
 	case "internal/netlab", "internal/traffic", "internal/vmtest", "internal/testcluster", "internal/conformance",
 		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv",
-		"internal/kubeletlab", "internal/kubeletlab/agent", "internal/e2e/kubelet":
+		"internal/ociimage", "internal/kubeletlab", "internal/kubeletlab/agent", "internal/e2e/kubelet":
 		return true
 	}
 	return false

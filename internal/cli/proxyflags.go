@@ -32,6 +32,7 @@ type ProxyFlags struct {
 	InterfacePrefix    string
 	IPVSScheduler      string
 	NFAcct             bool
+	NFTablesLayout     string
 	Family             string
 	ConfigFile         string
 	ProxyPortRange     string
@@ -88,6 +89,7 @@ func NewProxyFlags(parts proxyParts) *ProxyFlags {
 		DetectLocalMode:    string(def.DetectLocalMode),
 		IPVSScheduler:      "rr",
 		NFAcct:             def.NFAcct,
+		NFTablesLayout:     render.NFTablesLayoutKubeProxy,
 		Family:             "all",
 	}
 }
@@ -97,6 +99,7 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 	if f.parts&modePart != 0 {
 		fs.StringVar(&f.Mode, "mode", f.Mode, "proxy mode: iptables, nftables, ipvs or userspace")
 		fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
+		fs.StringVar(&f.NFTablesLayout, "nftables-layout", f.NFTablesLayout, "nftables mode: kube-proxy (kube-proxy's own rules) or compact (the same chains and choices without a numgen map per service, which the kernel loads far faster at scale; docs/PERFORMANCE.md)")
 	}
 	if f.parts&nodePart != 0 {
 		// The default is filled in by Complete, so that help shows it once,
@@ -244,6 +247,7 @@ func (f *ProxyFlags) renderConfig() (render.Config, error) {
 	cfg.BridgeInterface = f.BridgeInterface
 	cfg.InterfaceNamePrefix = f.InterfacePrefix
 	cfg.NFAcct = f.NFAcct
+	cfg.NFTablesLayout = f.NFTablesLayout
 	cidrs, err := parsePrefixes(f.describe("cluster-cidr"), f.ClusterCIDRs)
 	cfg.ClusterCIDRs = cidrs
 	return cfg, err

@@ -19,6 +19,7 @@ var renderSettingFlags = map[string]struct{ flag, field string }{
 	"scheduler":           {"ipvs-scheduler", "ipvs.scheduler"},
 	"listenIP":            {"bind-address", ""},
 	"portRange":           {"proxy-port-range", "portRange"},
+	"nftablesLayout":      {"nftables-layout", ""},
 }
 
 // settingError rephrases render's error about a setting to name where

@@ -28,12 +28,37 @@ func TestNFTablesTraffic(t *testing.T) {
 	}
 }
 
+// TestNFTablesCompactTraffic runs the same scenarios with the opt-in
+// compact nftables layout (--nftables-layout=compact), which must behave
+// as kube-proxy's layout does for every one of them.
+func TestNFTablesCompactTraffic(t *testing.T) {
+	testenv.RequireRoot(t)
+	for _, sc := range traffic.Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			traffic.Run(t, sc, traffic.Mode{Name: "nftables-compact", Like: "nftables", Load: nftablesCompactLoader})
+		})
+	}
+}
+
 // nftablesLoader renders node1's nftables ruleset for each family with
 // Service ports, and plans and applies it into the lab's node with a client
 // opened there. A second plan must find nothing to change.
 func nftablesLoader(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
 	t.Helper()
+	loadNFTables(t, lab, snap, labConfig())
+}
+
+// nftablesCompactLoader is nftablesLoader in the compact layout.
+func nftablesCompactLoader(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot) {
+	t.Helper()
 	cfg := labConfig()
+	cfg.NFTablesLayout = render.NFTablesLayoutCompact
+	loadNFTables(t, lab, snap, cfg)
+}
+
+func loadNFTables(t *testing.T, lab *netlab.Lab, snap *cluster.Snapshot, cfg render.Config) {
+	t.Helper()
 	var desired []*nft.Ruleset
 	for _, table := range usedTables(t, snap) {
 		desired = append(desired, render.NFTables(table, cfg))

@@ -22,6 +22,9 @@ type Loader func(t *testing.T, lab *netlab.Lab, snapshot *cluster.Snapshot)
 type Mode struct {
 	Name string
 	Load Loader
+	// Like names the mode whose ExpectIn a variant of it shares (the
+	// compact nftables layout behaves as "nftables"); empty is Name.
+	Like string
 }
 
 // Run builds a lab for the scenario (dual-stack if any pod or probe uses
@@ -48,7 +51,11 @@ func Run(t *testing.T, sc Scenario, mode Mode) {
 	}
 	mode.Load(t, lab, snap)
 	for _, pr := range sc.Probes {
-		if e, ok := pr.ExpectIn[mode.Name]; ok {
+		like := mode.Name
+		if mode.Like != "" {
+			like = mode.Like
+		}
+		if e, ok := pr.ExpectIn[like]; ok {
 			pr.Expect = e
 		}
 		t.Run(pr.Name, func(t *testing.T) {

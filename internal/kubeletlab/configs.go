@@ -11,7 +11,10 @@ const containerdSocket = "/run/containerd/containerd.sock"
 // (private to the node's mount namespace), the pause image the test
 // imports as the sandbox image (no registry is reachable), runc from the
 // system, the CNI plugins of the system and pod network namespaces under
-// containerd's state directory.
+// containerd's state directory. restrict_oom_score_adj: this machine's
+// root lacks CAP_SYS_RESOURCE, so runc cannot lower a container's
+// oom_score_adj below containerd's; kubelet asks -998 for every sandbox
+// ("failed to update /proc/self/oom_score_adj: Permission denied").
 func containerdConfig(sandboxImage string) string {
 	return fmt.Sprintf(`version = 3
 root = "/var/lib/containerd"
@@ -29,6 +32,7 @@ state = "/run/containerd"
 [plugins."io.containerd.cri.v1.runtime"]
   netns_mounts_under_state_dir = true
   disable_apparmor = true
+  restrict_oom_score_adj = true
 
 [plugins."io.containerd.cri.v1.runtime".cni]
   bin_dirs = ["/usr/lib/cni"]

@@ -100,8 +100,8 @@ func (l *Lab) Import(t testing.TB, archive string) []string {
 }
 
 // killContainers kills every task of containerd (pods' processes and
-// pause containers) and waits until they are gone, so that no container
-// outlives the test.
+// pause containers) and deletes them, so that no container outlives the
+// test; namespaces.close then kills the shims left.
 func (l *Lab) killContainers(t testing.TB) {
 	out, err := l.Ctr("tasks", "list", "--quiet")
 	if err != nil {
@@ -114,12 +114,25 @@ func (l *Lab) killContainers(t testing.TB) {
 		}
 	}
 	for _, id := range strings.Fields(out) {
-		for i := 0; i < 50; i++ {
-			if _, err := l.Ctr("tasks", "delete", "--force", id); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
+		if _, err := l.Ctr("tasks", "delete", "--force", id); err != nil {
+			t.Logf("kubeletlab: cleanup: %v", err)
 		}
+	}
+	containers, _ := l.Ctr("containers", "list", "--quiet")
+	removeCgroups(strings.Fields(containers))
+}
+
+// removeCgroups removes the cgroups runc made for the containers ids:
+// with no pod cgroups (cgroupsPerQOS: false) containerd puts each under
+// /k8s.io/<id> in every cgroup v1 hierarchy, and nothing removes them.
+// rmdir removes only empty cgroups, so nothing running is touched.
+func removeCgroups(ids []string) {
+	roots, _ := filepath.Glob("/sys/fs/cgroup/*/k8s.io")
+	for _, root := range roots {
+		for _, id := range ids {
+			os.Remove(filepath.Join(root, id))
+		}
+		os.Remove(root)
 	}
 }
 

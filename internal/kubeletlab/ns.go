@@ -196,6 +196,7 @@ func (n *namespaces) Sysctl(kv ...string) error {
 // in it) and deletes both network namespaces.
 func (n *namespaces) close() {
 	if n.holder != nil && n.holder.Process != nil {
+		n.killMountNS()
 		n.holder.Process.Kill()
 		n.holder.Wait()
 	}
@@ -204,5 +205,26 @@ func (n *namespaces) close() {
 	}
 	for _, name := range []string{n.node, n.outside} {
 		exec.Command("ip", "netns", "delete", name).Run()
+	}
+}
+
+// killMountNS kills, by PID, every process left in the node's private mount
+// namespace: only the lab's processes can be there (containerd's shims,
+// which outlive containerd, and anything a failed cleanup left).
+func (n *namespaces) killMountNS() {
+	holder := n.holder.Process.Pid
+	mnt, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", holder))
+	if err != nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == holder || pid == os.Getpid() {
+			continue
+		}
+		if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && link == mnt {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

@@ -35,6 +35,9 @@ type NetlinkKernel struct {
 	nl     *netlink.Handle
 	nfSock map[int]*nl.SocketHandle // NETLINK_NETFILTER, for raw ipset requests
 	link   netlink.Link             // kube-ipvs0, cached
+	// noProc reads real servers over netlink only (for the tests that
+	// compare the two ways).
+	noProc bool
 }
 
 // OpenKernel opens netlink sockets in the network namespace at netnsPath
@@ -151,11 +154,16 @@ func fromDest(d *mobyipvs.Destination) (ipvs.RealServer, diff.IPVSConns) {
 		diff.IPVSConns{Active: d.ActiveConnections, Inactive: d.InactiveConnections}
 }
 
-// Services implements Kernel.
+// Services implements Kernel: the virtual servers in one netlink dump,
+// their real servers from /proc/net/ip_vs in one read (see procread.go).
 func (k *NetlinkKernel) Services(family nodetable.Family) ([]*ipvs.VirtualServer, map[diff.IPVSDestKey]diff.IPVSConns, error) {
 	svcs, err := k.ipvs.GetServices()
 	if err != nil {
 		return nil, nil, fmt.Errorf("list IPVS services: %w", err)
+	}
+	listed, err := k.readProcDests()
+	if err != nil || k.noProc {
+		listed = nil // every virtual server's real servers over netlink
 	}
 	conns := map[diff.IPVSDestKey]diff.IPVSConns{}
 	var out []*ipvs.VirtualServer
@@ -167,14 +175,15 @@ func (k *NetlinkKernel) Services(family nodetable.Family) ([]*ipvs.VirtualServer
 		a, _ := netip.AddrFromSlice(s.Address)
 		vs := &ipvs.VirtualServer{Protocol: proto, Address: a.Unmap(), Port: s.Port, Scheduler: s.SchedName,
 			Flags: ipvs.Flags(s.Flags &^ svcFlagHashed), Timeout: s.Timeout}
-		dests, err := k.ipvs.GetDestinations(s)
-		if err != nil {
-			return nil, nil, fmt.Errorf("list real servers of %s: %w", vs.Service(), err)
+		dests, ok := listed[procKey{proto, netip.AddrPortFrom(vs.Address, vs.Port)}]
+		if !ok {
+			if dests, err = k.netlinkDests(s); err != nil {
+				return nil, nil, fmt.Errorf("list real servers of %s: %w", vs.Service(), err)
+			}
 		}
 		for _, d := range dests {
-			r, c := fromDest(d)
-			vs.RealServers = append(vs.RealServers, r)
-			conns[diff.IPVSDestKey{Service: diff.IPVSKey(vs), Dest: netip.AddrPortFrom(r.Address, r.Port)}] = c
+			vs.RealServers = append(vs.RealServers, d.real)
+			conns[diff.IPVSDestKey{Service: diff.IPVSKey(vs), Dest: netip.AddrPortFrom(d.real.Address, d.real.Port)}] = d.conns
 		}
 		sortReals(vs.RealServers)
 		out = append(out, vs)
@@ -183,6 +192,20 @@ func (k *NetlinkKernel) Services(family nodetable.Family) ([]*ipvs.VirtualServer
 		return compareKeys(diff.IPVSKey(a), diff.IPVSKey(b))
 	})
 	return out, conns, nil
+}
+
+// netlinkDests reads one virtual server's real servers over netlink.
+func (k *NetlinkKernel) netlinkDests(s *mobyipvs.Service) ([]procDest, error) {
+	dests, err := k.ipvs.GetDestinations(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]procDest, 0, len(dests))
+	for _, d := range dests {
+		r, c := fromDest(d)
+		out = append(out, procDest{real: r, conns: c})
+	}
+	return out, nil
 }
 
 // Dests implements Kernel.

@@ -25,6 +25,7 @@ package ociimage
 import (
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -116,4 +117,10 @@ func (img Image) created() time.Time {
 		return Epoch
 	}
 	return img.Created.UTC()
+}
+
+// HostPlatform is linux on the architecture this program was built for:
+// the platform a test image for this machine needs.
+func HostPlatform() Platform {
+	return Platform{OS: "linux", Architecture: runtime.GOARCH}
 }

@@ -74,7 +74,10 @@ func (c *Cluster) nodeFlags() {
 		}
 		args = append(args, a)
 	}
-	c.apiserverArgs = append(args, "--bind-address="+c.opts.host, "--advertise-address="+c.opts.host)
+	c.apiserverArgs = append(args, "--bind-address="+c.opts.host, "--advertise-address="+c.opts.host,
+		// Logs and exec reach kubelet at the Node's address, not through
+		// a DNS lookup of its name.
+		"--kubelet-preferred-address-types=InternalIP")
 }
 
 // CAFile is the file holding the CA of kube-apiserver's serving

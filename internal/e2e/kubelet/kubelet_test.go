@@ -80,6 +80,24 @@ func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool str
 	if out, err := l.Command(tool, "reset", "--mode="+mode).CombinedOutput(); err != nil {
 		t.Fatalf("kubectl-svcproxy reset --mode=%s: %v\n%s", mode, err, out)
 	}
+	checkReset(t, l)
+}
+
+// checkReset checks that no service rule is left on the node, in either
+// iptables backend or in nftables, so that the next mode starts clean.
+func checkReset(t *testing.T, l *kubeletlab.Lab) {
+	t.Helper()
+	for _, dump := range [][]string{{"iptables-legacy-save"}, {"iptables-nft-save"}, {"nft", "list", "tables"}} {
+		out, err := l.Command(dump[0], dump[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(dump, " "), err, out)
+		}
+		for _, owned := range []string{"KUBE-SERVICES", "KUBE-SVC-", "kube-proxy"} {
+			if strings.Contains(string(out), owned) {
+				t.Errorf("after reset, %s still shows %s:\n%s", strings.Join(dump, " "), owned, out)
+			}
+		}
+	}
 }
 
 // manifests runs hack/manifests.sh as the README's Deploy section does.
@@ -111,7 +129,7 @@ func waitDaemonSet(t *testing.T, l *kubeletlab.Lab) {
 	if _, err := l.Kubectl("-n", "kube-system", "rollout", "status", "daemonset/"+dsName, "--timeout=180s"); err != nil {
 		t.Fatalf("%v\npods:\n%s\nkubelet:\n%s", err, describe(l), l.Log("kubelet", 30))
 	}
-	t.Logf("DaemonSet pod Running and Ready %v after apply", time.Since(start).Round(time.Millisecond))
+	t.Logf("DaemonSet pod Running and Ready in %v", time.Since(start).Round(time.Millisecond))
 }
 
 // waitNoPod waits until the DaemonSet's pod is gone.

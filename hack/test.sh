@@ -27,6 +27,11 @@ go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 hack/testcluster/build.sh >/dev/null
 # kube-proxy v1.25, the userspace mode's reference (its own module).
 hack/testcluster/build.sh kube-proxy-v1.25 >/dev/null
+# kubelet, kube-controller-manager, kube-scheduler, kubectl and containerd
+# (its own module) for the real single-node cluster of the kubelet
+# end-to-end test (internal/kubeletlab, internal/e2e/kubelet).
+hack/testcluster/build.sh node >/dev/null
+hack/testcluster/build.sh containerd >/dev/null
 # The conformance suite runs the binary just built rather than building its own.
 export SVCPROXY_CONFORMANCE_BINARY="$PWD/bin/kubectl-svcproxy"
 go test -count=1 -timeout 30m ./...

@@ -14,17 +14,32 @@
 # userspace mode's reference (the last release with that mode), from its own
 # module hack/tools/kubeproxy125 so that its old dependencies stay apart,
 # into _cache/testcluster/v1.25.<patch>/.
+#
+# `build.sh node` builds the rest of a real cluster for the kubelet end-to-end
+# test (internal/kubeletlab): kubelet, kube-controller-manager,
+# kube-scheduler and kubectl, from the same hack/tools module and version.
+# `build.sh containerd` builds containerd v2, its runc shim and ctr from
+# their own module hack/tools/containerd (so that containerd's dependencies
+# do not move Kubernetes') into _cache/testcluster/containerd-<version>/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="$root/hack/tools"
 set_=${1:-testcluster}
 case $set_ in
-  testcluster) ;;
+  testcluster|node) ;;
   kube-proxy-v1.25) tools="$root/hack/tools/kubeproxy125" ;;
-  *) echo "usage: $0 [kube-proxy-v1.25]" >&2; exit 2 ;;
+  containerd) tools="$root/hack/tools/containerd" ;;
+  *) echo "usage: $0 [node|kube-proxy-v1.25|containerd]" >&2; exit 2 ;;
 esac
 
-version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+ldflags='-s -w'
+if [ "$set_" = containerd ]; then
+  version=$(cd "$tools" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)
+  ldflags="$ldflags -X github.com/containerd/containerd/v2/version.Version=$version"
+  version=containerd-$version
+else
+  version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+fi
 out="${TESTCLUSTER_CACHE:-$root/_cache/testcluster}/$version"
 mkdir -p "$out"
 
@@ -53,7 +68,7 @@ build() {
   fi
   local start=$SECONDS
   (cd "$tools" && GOFLAGS=-trimpath CGO_ENABLED=0 \
-    go build -ldflags='-s -w' -o "$out/$name.tmp.$$" "$pkg")
+    go build -tags "no_btrfs no_devmapper no_zfs" -ldflags="$ldflags" -o "$out/$name.tmp.$$" "$pkg")
   mv -f "$out/$name.tmp.$$" "$out/$name"
   echo "testcluster: built $name ($pkg) in $((SECONDS - start))s" >&2
   share "$name"
@@ -66,9 +81,26 @@ share() {
 }
 
 total=$SECONDS
+if [ "$set_" = containerd ]; then
+  build containerd github.com/containerd/containerd/v2/cmd/containerd
+  build containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+  build ctr github.com/containerd/containerd/v2/cmd/ctr
+  echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
+  echo "$out"
+  exit 0
+fi
 if [ "$set_" = testcluster ]; then
   build etcd go.etcd.io/etcd/server/v3
   build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+fi
+if [ "$set_" = node ]; then
+  build kubelet k8s.io/kubernetes/cmd/kubelet
+  build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+  build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+  build kubectl k8s.io/kubernetes/cmd/kubectl
+  echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
+  echo "$out"
+  exit 0
 fi
 build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 echo "testcluster: binaries ready in $((SECONDS - total))s" >&2

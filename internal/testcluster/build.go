@@ -99,3 +99,21 @@ func repoRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// NodeBinaries returns the directory holding kubelet,
+// kube-controller-manager, kube-scheduler and kubectl of kube-apiserver's
+// version (`build.sh node`), building them first when they are missing.
+// Like Start, it skips the test when this machine cannot build them,
+// unless $CI is set.
+func NodeBinaries(t testing.TB) string {
+	t.Helper()
+	return binaries(t, "node")
+}
+
+// ContainerdBinaries returns the directory holding containerd,
+// containerd-shim-runc-v2 and ctr (`build.sh containerd`, from
+// hack/tools/containerd), building them first when they are missing.
+func ContainerdBinaries(t testing.TB) string {
+	t.Helper()
+	return binaries(t, "containerd")
+}

@@ -5,7 +5,8 @@
 // _cache/testcluster/<version>/.
 //
 // There is no controller manager, scheduler or kubelet: tests write the
-// Nodes and EndpointSlices themselves. kube-apiserver itself creates the
+// Nodes and EndpointSlices themselves (internal/kubeletlab adds them, with
+// WithNode, for a real node). kube-apiserver itself creates the
 // default/kubernetes Service (without endpoints: it advertises 127.0.0.1,
 // which may not be an endpoint) and the default ServiceCIDR.
 //
@@ -17,6 +18,7 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +62,7 @@ type Cluster struct {
 	dir       string // temporary files, removed when the test ends
 	caFile    string // the CA of kube-apiserver's self-signed serving certificate
 	apiserver *Process
+	opts      *options
 
 	// How kube-apiserver was started, for StartAPIServer.
 	apiserverBin  string
@@ -71,11 +74,11 @@ type Cluster struct {
 // 127.0.0.1 and waits until kube-apiserver is ready and has created the
 // default/kubernetes Service. Both processes are stopped, and their files
 // removed, when the test ends.
-func Start(t testing.TB) *Cluster {
+func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
 	bin := binaries(t)
 	begin := time.Now()
-	c := &Cluster{dir: t.TempDir()}
+	c := &Cluster{dir: t.TempDir(), opts: newOptions(opts)}
 	users := newUsers()
 	if err := writeTokenFile(filepath.Join(c.dir, "tokens.csv"), users); err != nil {
 		t.Fatalf("testcluster: %v", err)
@@ -83,7 +86,10 @@ func Start(t testing.TB) *Cluster {
 	if err := writeServiceAccountKey(filepath.Join(c.dir, "sa.key")); err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
-	ports := freePorts(t, 3)
+	ports := []int{2379, 2380, APIServerPort}
+	if c.opts.host == "" {
+		ports = freePorts(t, 3)
+	}
 	etcdURL := c.startEtcd(t, bin, ports[0], ports[1])
 	c.startAPIServer(t, bin, ports[2], etcdURL)
 
@@ -100,6 +106,7 @@ func Start(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
+	restConfig.Dial = c.opts.dial
 	if c.Admin, err = kubernetes.NewForConfig(restConfig); err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
@@ -116,7 +123,7 @@ func (c *Cluster) startEtcd(t testing.TB, bin string, clientPort, peerPort int) 
 	t.Helper()
 	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	startProcess(t, "etcd", filepath.Join(bin, "etcd"), filepath.Join(c.dir, "etcd.log"),
+	c.startProcess(t, "etcd", filepath.Join(bin, "etcd"), filepath.Join(c.dir, "etcd.log"),
 		"--name=testcluster",
 		"--data-dir="+filepath.Join(c.dir, "etcd"),
 		"--listen-client-urls="+clientURL,
@@ -135,7 +142,7 @@ func (c *Cluster) startEtcd(t testing.TB, bin string, clientPort, peerPort int) 
 func (c *Cluster) startAPIServer(t testing.TB, bin string, port int, etcdURL string) {
 	t.Helper()
 	certDir := filepath.Join(c.dir, "certs")
-	c.Server = fmt.Sprintf("https://127.0.0.1:%d", port)
+	c.Server = fmt.Sprintf("https://%s", net.JoinHostPort(c.host(), fmt.Sprint(port)))
 	// With --cert-dir, kube-apiserver writes a certificate for its advertise
 	// address (and localhost) followed by the CA that signed it.
 	c.caFile = filepath.Join(certDir, "apiserver.crt")
@@ -164,7 +171,10 @@ func (c *Cluster) startAPIServer(t testing.TB, bin string, port int, etcdURL str
 		// privileged, like kube-proxy's.
 		"--allow-privileged=true",
 	}
-	c.apiserver = startProcess(t, "kube-apiserver", c.apiserverBin, filepath.Join(c.dir, "kube-apiserver.log"), c.apiserverArgs...)
+	if c.opts.host != "" {
+		c.nodeFlags()
+	}
+	c.apiserver = c.startProcess(t, "kube-apiserver", c.apiserverBin, filepath.Join(c.dir, "kube-apiserver.log"), c.apiserverArgs...)
 }
 
 // StopAPIServer stops kube-apiserver as a control-plane restart does
@@ -187,7 +197,7 @@ func (c *Cluster) StartAPIServer(t testing.TB) {
 	begin := time.Now()
 	c.restarts++
 	log := filepath.Join(c.dir, fmt.Sprintf("kube-apiserver.%d.log", c.restarts))
-	c.apiserver = startProcess(t, "kube-apiserver", c.apiserverBin, log, c.apiserverArgs...)
+	c.apiserver = c.startProcess(t, "kube-apiserver", c.apiserverBin, log, c.apiserverArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := c.poll(ctx, func() error { return c.ready(ctx) }); err != nil {

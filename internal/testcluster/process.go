@@ -45,9 +45,9 @@ func StartCommand(name string, cmd *exec.Cmd, logPath string) (*Process, error) 
 
 // startProcess starts bin with args, its output going to logPath, and
 // registers a cleanup that stops it by its PID.
-func startProcess(t testing.TB, name, bin, logPath string, args ...string) *Process {
+func (c *Cluster) startProcess(t testing.TB, name, bin, logPath string, args ...string) *Process {
 	t.Helper()
-	p, err := StartCommand(name, exec.Command(bin, args...), logPath)
+	p, err := StartCommand(name, c.opts.command(bin, args...), logPath)
 	if err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}

@@ -21,6 +21,12 @@ import (
 // falls back to netlink for any virtual server the file does not list (one
 // added between the two reads) or when the file cannot be read or parsed.
 //
+// The file is no free lunch: the kernel hands it out a page per read and
+// finds its place again from the first virtual server each time, so its
+// cost grows faster than the table. In the test VM (BenchmarkIPVSRead,
+// TCG on a loaded host) it read 1k Services x 3 in 0.74 s against 6.3 s
+// over netlink, and 10k in 19 s against 29 s.
+//
 // The file's format (net/netfilter/ipvs/ip_vs_ctl.c, ip_vs_info_seq_show),
 // after three header lines:
 //

@@ -15,7 +15,8 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 )
 
-// TestBenchInVM runs BenchmarkIPVSApply inside the VM (TCG, one vCPU, so
+// TestBenchInVM runs the ipvs benchmarks (BenchmarkIPVSApply,
+// BenchmarkIPVSRead; VMTEST_BENCH_PATTERN selects) inside the VM (TCG, one vCPU, so
 // the figures are relative). It is opt-in: VMTEST_BENCH=1.
 func TestBenchInVM(t *testing.T) {
 	// Plain skips, also under CI: the benchmark is opt-in, and inside the
@@ -30,7 +31,7 @@ func TestBenchInVM(t *testing.T) {
 	bin := vmtest.BuildTest(t, ".")
 	res, err := vmtest.Boot(t.Context(), vmtest.Config{
 		Init: bin, Memory: "2G", Timeout: 40 * time.Minute, Output: t.Output(),
-		Args: []string{"-test.run=^$", "-test.bench=^BenchmarkIPVSApply", "-test.benchtime=" + benchtime(), "-test.timeout=39m"},
+		Args: []string{"-test.run=^$", "-test.bench=" + benchPattern(), "-test.benchtime=" + benchtime(), "-test.timeout=39m"},
 	})
 	if err != nil || res.Code != 0 {
 		t.Fatalf("benchmark in the VM: %v (exit %d)", err, res.Code)
@@ -168,6 +169,14 @@ func reportPhases(b *testing.B, plan, apply time.Duration, tk *timedKernel) {
 }
 
 // benchtime is VMTEST_BENCHTIME, or 3x.
+// benchPattern is VMTEST_BENCH_PATTERN, or every ipvs benchmark.
+func benchPattern() string {
+	if v := os.Getenv("VMTEST_BENCH_PATTERN"); v != "" {
+		return v
+	}
+	return "^BenchmarkIPVS"
+}
+
 func benchtime() string {
 	if v := os.Getenv("VMTEST_BENCHTIME"); v != "" {
 		return v

@@ -25,7 +25,8 @@ go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 # cross-compile every package but the test support that drives Linux's
 # namespaces and VMs, with goreleaser's flags so that its snapshot below
 # reuses the build cache.
-cross=$(go list ./... | grep -vE '/internal/(netlab|traffic|vmtest|conformance|testcluster)(/|$)')
+cross=$(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... |
+  grep -vE '/internal/(netlab|traffic|vmtest|conformance|testcluster)(/|$)')
 for target in darwin/amd64 darwin/arm64 windows/amd64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath $cross
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./cmd/kubectl-svcproxy

@@ -13,10 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -40,7 +36,7 @@ type OSExec struct{}
 // Run implements Execer. The error names the command and carries its stderr.
 func (OSExec) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	if stdin != nil {
 		f, err := inputFile(stdin)
 		if err != nil {
@@ -66,8 +62,8 @@ func (OSExec) Run(ctx context.Context, stdin []byte, name string, args ...string
 // a memfd, or an unlinked temporary file where memfds are missing.
 func inputFile(b []byte) (*os.File, error) {
 	var f *os.File
-	if fd, err := unix.MemfdCreate("svcproxy-input", unix.MFD_CLOEXEC); err == nil {
-		f = os.NewFile(uintptr(fd), "svcproxy-input")
+	if mf, err := memfd("svcproxy-input"); err == nil {
+		f = mf
 	} else if f, err = os.CreateTemp("", "svcproxy-input-"); err != nil {
 		return nil, err
 	} else {
@@ -199,18 +195,6 @@ func (c *Client) readAt(ctx context.Context, family nodetable.Family) (*ipt.Rule
 
 // noGeneration marks a read whose nf_tables generation is unknown.
 const noGeneration = -1
-
-// raiseStackLimit lifts the stack limit that child processes inherit:
-// iptables-nft-save recurses deeply enough to overflow the default 8 MiB
-// stack on a 10k-Service nat table (it segfaults after about 200 s; with
-// the limit raised it completes in about the same time).
-var raiseStackLimit = sync.OnceFunc(func() {
-	var lim unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_STACK, &lim) == nil && lim.Cur != unix.RLIM_INFINITY && lim.Cur < lim.Max {
-		lim.Cur = lim.Max
-		_ = unix.Setrlimit(unix.RLIMIT_STACK, &lim)
-	}
-})
 
 // dump runs iptables-save for the filter and nat tables of one family.
 func (c *Client) dump(ctx context.Context, family nodetable.Family) (*ipt.Ruleset, error) {

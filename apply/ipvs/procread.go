@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 
@@ -41,9 +40,6 @@ import (
 // ACTIVE INACTIVE", FORWARD one of Masq, Local, Tunnel, Route. Firewall-mark
 // services (FWM) are skipped, with their real servers.
 
-// procPath is the calling thread's network namespace's IPVS table.
-const procPath = "/proc/thread-self/net/ip_vs"
-
 // procKey names a virtual server as the file does.
 type procKey struct {
 	proto ipvs.Protocol
@@ -58,22 +54,6 @@ type procDest struct {
 
 // procForward maps the file's forwarding names to ipvsadm's letters.
 var procForward = map[string]ipvs.ForwardMethod{"Masq": ipvs.Masquerade, "Local": "l", "Tunnel": "i", "Route": "g"}
-
-// readProcDests reads the real servers of every virtual server from
-// /proc/net/ip_vs in the kernel's namespace.
-func (k *NetlinkKernel) readProcDests() (map[procKey][]procDest, error) {
-	var out map[procKey][]procDest
-	err := k.inNamespace(func() error {
-		f, err := os.Open(procPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out, err = parseProcIPVS(f)
-		return err
-	})
-	return out, err
-}
 
 // parseProcIPVS parses /proc/net/ip_vs: the real servers of every virtual
 // server that is not a firewall-mark one.
@@ -101,7 +81,7 @@ func parseProcIPVS(r io.Reader) (map[procKey][]procDest, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s line %d %q: %w", procPath, n, line, err)
+			return nil, fmt.Errorf("/proc/net/ip_vs line %d %q: %w", n, line, err)
 		}
 	}
 	return out, sc.Err()
@@ -113,7 +93,7 @@ func procVirtualServer(fields []string) (*procKey, error) {
 		return nil, fmt.Errorf("want PROTO ADDR:PORT SCHEDULER")
 	}
 	proto := ipvs.Protocol(strings.ToLower(fields[0]))
-	if _, ok := protoNumbers[proto]; !ok {
+	if proto != ipvs.TCP && proto != ipvs.UDP && proto != ipvs.SCTP {
 		return nil, fmt.Errorf("unknown protocol")
 	}
 	ap, err := parseProcAddrPort(fields[1])

@@ -1,12 +1,6 @@
 package ipvs
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"golang.org/x/sys/unix"
-)
+import "fmt"
 
 // EnsureSysctls sets the sysctls kube-proxy v1.37's ipvs mode sets at
 // start (NewProxier), in the client's network namespace:
@@ -37,19 +31,4 @@ func (c *Client) EnsureSysctls(strictARP bool) error {
 		}
 	}
 	return nil
-}
-
-// kernelVersion returns the running kernel's major and minor version.
-func kernelVersion() (major, minor int) {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return 0, 0
-	}
-	parts := strings.SplitN(unix.ByteSliceToString(u.Release[:]), ".", 3)
-	if len(parts) < 2 {
-		return 0, 0
-	}
-	major, _ = strconv.Atoi(parts[0])
-	minor, _ = strconv.Atoi(strings.TrimLeftFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	return major, minor
 }

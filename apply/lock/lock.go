@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 )
 
@@ -43,11 +41,11 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
+		busy, err := tryLock(f)
+		if err == nil && !busy {
 			break
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}

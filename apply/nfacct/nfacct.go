@@ -16,9 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-
-	"github.com/vishvananda/netlink/nl"
-	"golang.org/x/sys/unix"
 )
 
 // The counters kube-proxy's iptables mode uses.
@@ -47,6 +44,13 @@ const (
 	attrName   = 1 // NFACCT_NAME
 )
 
+// The netlink request flags (NLM_F_*), which x/sys/unix has only on Linux.
+const (
+	flagAck    = 0x4   // NLM_F_ACK
+	flagExcl   = 0x200 // NLM_F_EXCL
+	flagCreate = 0x400 // NLM_F_CREATE
+)
+
 // ErrNotSupported says the kernel has no nfnetlink_acct.
 var ErrNotSupported = errors.New("the kernel has no nfacct (nfnetlink_acct)")
 
@@ -66,7 +70,7 @@ func Exists(name string) (bool, error) {
 	if err := checkName(name); err != nil {
 		return false, err
 	}
-	_, err := request(msgGet, unix.NLM_F_ACK, name)
+	_, err := request(msgGet, flagAck, name)
 	switch {
 	case err == nil:
 		return true, nil
@@ -82,7 +86,7 @@ func Ensure(name string) error {
 	if err != nil || ok {
 		return err
 	}
-	_, err = request(msgNew, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK, name)
+	_, err = request(msgNew, flagCreate|flagExcl|flagAck, name)
 	if err != nil && !errors.Is(err, syscall.EEXIST) && !errors.Is(err, syscall.EBUSY) {
 		return fmt.Errorf("nfacct: create %s: %w", name, unsupported(err))
 	}
@@ -103,13 +107,4 @@ func checkName(name string) error {
 		return fmt.Errorf("nfacct: counter name %q: must be 1 to %d bytes", name, maxName)
 	}
 	return nil
-}
-
-// request sends one nfnetlink_acct message naming a counter and returns
-// the answers.
-func request(msg int, flags int, name string) ([][]byte, error) {
-	req := nl.NewNetlinkRequest(subsysAcct<<8|msg, flags)
-	req.AddData(&nl.Nfgenmsg{NfgenFamily: unix.AF_UNSPEC, Version: nl.NFNETLINK_V0})
-	req.AddData(nl.NewRtAttr(attrName, nl.ZeroTerminated(name)))
-	return req.Execute(unix.NETLINK_NETFILTER, 0)
 }

@@ -80,6 +80,7 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
 	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel (restore input, nft script, ipvs commands) instead of sending it")
+	markNeedsLinux(cmd, "it changes this node's kernel rules")
 	return cmd
 }
 

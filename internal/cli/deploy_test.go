@@ -153,8 +153,8 @@ func TestDeployManifestsParse(t *testing.T) {
 		var plugin struct {
 			Metadata struct{ Name string }
 			Spec     struct {
-				ShortDescription, Description, Homepage string
-				Platforms                               []struct {
+				ShortDescription, Description, Homepage, Caveats string
+				Platforms                                        []struct {
 					URI, Sha256, Bin string
 					Selector         struct{ MatchLabels map[string]string }
 					Files            []struct{ From, To string }
@@ -164,26 +164,33 @@ func TestDeployManifestsParse(t *testing.T) {
 		if err := yaml.Unmarshal(docs[0], &plugin); err != nil {
 			t.Fatal(err)
 		}
-		if plugin.Metadata.Name != "svcproxy" || plugin.Spec.ShortDescription == "" || plugin.Spec.Description == "" || plugin.Spec.Homepage == "" {
+		if plugin.Metadata.Name != "svcproxy" || plugin.Spec.ShortDescription == "" || plugin.Spec.Description == "" || plugin.Spec.Homepage == "" || !strings.Contains(plugin.Spec.Caveats, "need") {
 			t.Errorf("plugin %+v", plugin)
 		}
 		var arches []string
 		for _, p := range plugin.Spec.Platforms {
-			arch := p.Selector.MatchLabels["arch"]
-			arches = append(arches, p.Selector.MatchLabels["os"]+"/"+arch)
-			if p.Bin != "kubectl-svcproxy" || p.Sha256 == "" || !strings.HasSuffix(p.URI, "_linux_"+arch+".tar.gz") {
+			goos, arch := p.Selector.MatchLabels["os"], p.Selector.MatchLabels["arch"]
+			arches = append(arches, goos+"/"+arch)
+			bin, ext := "kubectl-svcproxy", ".tar.gz"
+			if goos == "windows" {
+				bin, ext = "kubectl-svcproxy.exe", ".zip"
+			}
+			if p.Bin != bin || p.Sha256 == "" || !strings.HasSuffix(p.URI, "_"+goos+"_"+arch+ext) {
 				t.Errorf("platform %+v", p)
 			}
-			// The completion script kubectl runs ships beside the binary.
+			// The completion script kubectl runs ships beside the binary,
+			// and krew-index wants the license in every archive.
 			var files []string
 			for _, f := range p.Files {
 				files = append(files, f.From)
 			}
-			if !slices.Contains(files, "kubectl-svcproxy") || !slices.Contains(files, "kubectl_complete-svcproxy") {
-				t.Errorf("platform %s: files %v, want the binary and kubectl_complete-svcproxy", arch, files)
+			for _, want := range []string{bin, "kubectl_complete-svcproxy", "LICENSE"} {
+				if !slices.Contains(files, want) {
+					t.Errorf("platform %s/%s: files %v, want %s", goos, arch, files, want)
+				}
 			}
 		}
-		if !slices.Equal(arches, []string{"linux/amd64", "linux/arm64"}) {
+		if !slices.Equal(arches, []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64"}) {
 			t.Errorf("platforms %q", arches)
 		}
 	})

@@ -10,7 +10,7 @@ import (
 var globalFlags = []string{"color", "progress", "v"}
 
 // addGlobalFlags registers the persistent flags on root, and checks them
-// before any command runs.
+// and the platform (platform.go) before any command runs.
 func (c *common) addGlobalFlags(root *cobra.Command) {
 	fs := root.PersistentFlags()
 	fs.StringVar(&c.color, "color", colorAuto, "colour the diff of plan and the headers of --dry-run: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never")
@@ -18,6 +18,9 @@ func (c *common) addGlobalFlags(root *cobra.Command) {
 	c.logConfig = newLogConfig(c.streams.ErrOut)
 	addLogFlags(fs, c.logConfig)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkPlatform(c.platform(), cmd); err != nil {
+			return err
+		}
 		if !cmd.Flags().Changed("progress") {
 			c.progress = isTerminal(c.streams.ErrOut)
 		}

@@ -45,6 +45,7 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan to this file, for apply FILE to execute exactly (see docs/SAVED-PLANS.md)")
+	markNeedsLinux(cmd, "it reads this node's kernel rules")
 	return cmd
 }
 

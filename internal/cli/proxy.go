@@ -80,6 +80,7 @@ Only --mode=userspace is supported, and it is the default here.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", "host:port of the /metrics endpoint (empty: none)")
 	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", "host:port of the /healthz endpoint (empty: none)")
 	fs.BoolVar(&o.cleanupOnExit, "cleanup-on-exit", false, "remove the portal rules when stopped by SIGTERM or SIGINT")
+	markNeedsLinux(cmd, "it proxies Services through this node's kernel rules")
 	return cmd
 }
 

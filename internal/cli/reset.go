@@ -33,6 +33,7 @@ kube-proxy shares.`,
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel instead of sending it")
+	markNeedsLinux(cmd, "it removes this node's kernel rules")
 	return cmd
 }
 

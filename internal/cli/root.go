@@ -53,6 +53,9 @@ type common struct {
 	logConfig *textlogger.Config
 	// clock times the stages that --progress reports; nil is the real one.
 	clock clock.PassiveClock
+	// goos is the system the commands believe they run on (platform.go);
+	// empty is runtime.GOOS. Tests set it.
+	goos string
 }
 
 // options is the shape of every command, as in kubectl's

@@ -8,8 +8,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // The commands that write the kernel (apply, once or --watch; reset;
@@ -26,7 +24,19 @@ import (
 // interruptedError is the cause of a context cancelled by a signal.
 type interruptedError struct{ sig syscall.Signal }
 
-func (e *interruptedError) Error() string { return "interrupted by " + unix.SignalName(e.sig) }
+func (e *interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+// signalName names the signals withInterrupt handles as unix.SignalName
+// does, which exists only on Unix systems.
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	}
+	return s.String()
+}
 
 // withInterrupt returns ctx cancelled, with an *interruptedError as its
 // cause, by the first SIGTERM or SIGINT, after which the signals have

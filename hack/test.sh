@@ -23,17 +23,14 @@ go vet ./...
 go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 # render and snapshot work on macOS and Windows too (krew installs there):
 # cross-compile every package but the test support that drives Linux's
-# namespaces and VMs, with goreleaser's flags so that its snapshot below
-# reuses the build cache.
+# namespaces and VMs, with goreleaser's flags (hack/release-snapshot.sh,
+# which CI does not run, makes the archives).
 cross=$(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... |
   grep -vE '/internal/(netlab|traffic|vmtest|conformance|testcluster)(/|$)')
 for target in darwin/amd64 darwin/arm64 windows/amd64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath $cross
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./cmd/kubectl-svcproxy
 done
-# goreleaser, for internal/release's snapshot of every platform's archive:
-# minutes the first time, then cached (hack/release-snapshot.sh).
-hack/release-snapshot.sh build >/dev/null
 # kube-apiserver, etcd and kube-proxy for the API server and conformance
 # tests: minutes the first time, then cached (internal/testcluster,
 # hack/testcluster/build.sh).

@@ -1,8 +1,8 @@
 // Package release checks the release configuration: that .goreleaser.yaml
 // and the krew manifest deploy/krew/svcproxy.yaml name the same platforms,
-// archives and files, and, with goreleaser built (hack/release-snapshot.sh
-// build; always under CI=true), that a snapshot release makes exactly the
-// archives the manifest points at. It has only tests.
+// archives and files, and, when hack/release-snapshot.sh runs it, that a
+// snapshot release makes exactly the archives the manifest points at. It
+// has only tests.
 package release
 
 import (

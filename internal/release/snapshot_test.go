@@ -40,12 +40,19 @@ func goreleaserBinary(t *testing.T) string {
 // directory and checks that each platform of the krew manifest has its
 // archive, named as the uri says, holding exactly the manifest's files
 // (the binary with its platform's name, LICENSE, README.md and the
-// completion script) at the top level. It needs goreleaser built (hack/test.sh
-// builds it first; without it the test skips, and fails under CI=true).
+// completion script) at the top level. It is opt-in, with
+// SVCPROXY_RELEASE_SNAPSHOT=1, which hack/release-snapshot.sh sets: building
+// goreleaser and five targets from empty caches costs CI more than its
+// 60-minute budget allows, while the cheap checks of the configuration
+// (manifest_test.go) run everywhere.
 func TestSnapshotRelease(t *testing.T) {
+	if os.Getenv("SVCPROXY_RELEASE_SNAPSHOT") != "1" {
+		// Opt-in, not a missing prerequisite: a plain skip, also under CI.
+		t.Skip("opt-in: hack/release-snapshot.sh runs the snapshot release (SVCPROXY_RELEASE_SNAPSHOT=1)")
+	}
 	bin := goreleaserBinary(t)
 	if _, err := os.Stat(bin); err != nil {
-		testenv.SkipOrFail(t, "goreleaser is not built (run hack/release-snapshot.sh build): "+err.Error())
+		t.Fatalf("goreleaser is not built (run hack/release-snapshot.sh build): %v", err)
 	}
 	testenv.RequireTools(t, "git")
 	g, platforms := readConfigs(t)

@@ -28,6 +28,9 @@ var errSlowPath = errors.New("yaml: not on the fast path")
 // error of its own and never gives a document another meaning.
 // Mapping keys come out sorted, as encoding/json writes a map.
 func fastYAMLToJSON(doc []byte) (out []byte, err error) {
+	if out, err := blockYAMLToJSON(doc); err == nil {
+		return out, nil
+	}
 	if bytes.IndexByte(doc, '!') >= 0 && hasTag(doc) {
 		return nil, errSlowPath
 	}

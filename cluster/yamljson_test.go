@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
@@ -35,6 +36,7 @@ var yamlCases = []string{
 	// Flow style, nesting, empties.
 	"a: {b: [1, 2, {c: d}], e: []}\nf: {}\n", "- a\n- - b\n  - c\n", "[]\n", "{}\n", "x\n", "'x'\n", "",
 	// Broken.
+	"a : b\n", "a: x\u2028b: y\n", "a: x\u0085b: y\n", "- a\n-  b\n", "\x18: x\n",
 	"a: [1, 2\n", "a: b: c\n", "\ta: 1\n", "a:\n- b\n c\n", "'unclosed\n",
 }
 
@@ -57,6 +59,10 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 func TestFastYAMLToJSONAgreesWithSigsYAML(t *testing.T) {
 	for _, doc := range yamlCases {
 		want, wantErr := yaml.YAMLToJSONStrict([]byte(doc))
+		block, blockErr := blockYAMLToJSON([]byte(doc))
+		if blockErr == nil && (wantErr != nil || !sameJSON(t, block, want)) {
+			t.Errorf("%q: block path gave %s; sigs.k8s.io/yaml %s, %v", doc, block, want, wantErr)
+		}
 		fast, fastErr := fastYAMLToJSON([]byte(doc))
 		switch {
 		case fastErr != nil && !errors.Is(fastErr, errSlowPath):
@@ -98,6 +104,9 @@ func TestFastYAMLToJSONTakesKubectlOutput(t *testing.T) {
 	for _, doc := range []string{kubectlList, buf.String()} {
 		if _, err := fastYAMLToJSON([]byte(doc)); err != nil {
 			t.Errorf("%.200q...: %v", doc, err)
+		}
+		if _, err := blockYAMLToJSON([]byte(doc)); err != nil && doc != kubectlList {
+			t.Errorf("block path: %.200q...: %v", doc, err)
 		}
 	}
 }
@@ -143,16 +152,21 @@ func FuzzYAMLToJSON(f *testing.F) {
 		f.Add([]byte(doc))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		fast, err := fastYAMLToJSON(doc)
-		if err != nil {
-			return
+		if _, err := utf8Text(doc); err != nil || !utf8.Valid(doc) {
+			return // Decode refuses it before any conversion
 		}
-		want, wantErr := yaml.YAMLToJSONStrict(doc)
-		if wantErr != nil {
-			t.Fatalf("%q: fast path gave %s, sigs.k8s.io/yaml: %v", doc, fast, wantErr)
-		}
-		if !sameJSON(t, fast, want) {
-			t.Fatalf("%q: fast path gave %s, sigs.k8s.io/yaml %s", doc, fast, want)
+		for _, conv := range []func([]byte) ([]byte, error){blockYAMLToJSON, fastYAMLToJSON} {
+			fast, err := conv(doc)
+			if err != nil {
+				continue
+			}
+			want, wantErr := yaml.YAMLToJSONStrict(doc)
+			if wantErr != nil {
+				t.Fatalf("%q: fast path gave %s, sigs.k8s.io/yaml: %v", doc, fast, wantErr)
+			}
+			if !sameJSON(t, fast, want) {
+				t.Fatalf("%q: fast path gave %s, sigs.k8s.io/yaml %s", doc, fast, want)
+			}
 		}
 	})
 }

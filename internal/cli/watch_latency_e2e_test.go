@@ -19,7 +19,7 @@ func testWatchLatency(t *testing.T, client kubernetes.Interface, tool *bgProc) {
 	const sumName = "kubeproxy_network_programming_duration_seconds_sum"
 	before, sumBefore := max(tool.metric(count), 0), max(tool.metric(sumName), 0)
 	ctx := t.Context()
-	if err := createService(ctx, client, "latency", "10.96.2.1", "10.244.0.11"); err != nil {
+	if err := createService(ctx, client, "latency", "10.96.2.50", "10.244.0.11"); err != nil {
 		t.Fatal(err)
 	}
 	slice, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "latency-1", metav1.GetOptions{})

@@ -163,6 +163,9 @@ func yamlToJSON(doc []byte, startLine int) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("YAML parser failed: %v", r)
 		}
 	}()
+	if out, err = fastYAMLToJSON(doc); err == nil {
+		return out, nil
+	}
 	out, err = yaml.YAMLToJSONStrict(doc)
 	if err == nil {
 		return out, nil

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-30s}
 targets=(
   "./cluster FuzzDecode"
+  "./cluster FuzzYAMLToJSON"
   "./ruleset/iptables FuzzParseRoundTrip"
   "./ruleset/nftables FuzzParseRoundTrip"
   "./ruleset/ipvs FuzzParseRoundTrip"

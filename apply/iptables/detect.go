@@ -13,67 +13,162 @@ import (
 //  2. otherwise the backend holding more rules;
 //  3. otherwise nf_tables, the default of current distributions.
 //
-// Unlike the wrapper, it does not list legacy tables that do not exist yet:
-// listing them would create them.
-//
 // A backend whose tools are missing is never chosen; if neither is
-// installed, the error says so.
+// installed, the error says so. It asks the kernel of the calling thread's
+// network namespace (KernelProbe) and runs the tools through ex.
 func DetectBackend(ctx context.Context, ex Execer) (Backend, error) {
-	type probe struct {
-		backend Backend
-		hint    bool
-		rules   int
-		err     error
+	return Detect(ctx, ex, KernelProbe{})
+}
+
+// Probe is what Detect asks of the kernel before running any tool. Each
+// answer must cost next to nothing and create no table.
+type Probe interface {
+	// NFTTables: does nf_tables hold an iptables-nft table (family ip or
+	// ip6, named filter, nat, mangle, raw or security)?
+	NFTTables() (bool, error)
+	// NFTHint: is kubelet's hint chain in iptables-nft's mangle table?
+	NFTHint() (bool, error)
+	// LegacyTables: has any x_tables table been instantiated?
+	LegacyTables() (bool, error)
+}
+
+// Detect is DetectBackend with the kernel's answers from p. It decides as
+// the wrapper does, but reads only what the decision needs:
+//   - a backend without tables has no hint and no rule, so it is not read
+//     at all; only its tools are checked, with --version;
+//   - x_tables is read whole, when it has tables: one iptables-legacy-save
+//     per family copies each table in one system call and gives both the
+//     hint and the rule count, and it lists only tables that exist (-t
+//     would create the table it names);
+//   - nf_tables' hint is a netlink lookup of the chain by name, made only
+//     when legacy has a hint or rules (otherwise nf_tables wins anyway);
+//   - nf_tables' rules are counted with iptables-nft-save, the one costly
+//     read, only when both backends have tables, neither or both have the
+//     hint, and legacy has rules. A node whose rules are in one backend
+//     never pays it.
+//
+// When netlink cannot list nf_tables' tables, nf_tables is read with
+// iptables-nft-save as before: -t mangle for the hint, then whole.
+func Detect(ctx context.Context, ex Execer, p Probe) (Backend, error) {
+	legacy := detectSide{backend: Legacy}
+	if exist, err := p.LegacyTables(); err == nil && exist {
+		legacy.readAll(ctx, ex)
+	} else {
+		legacy.checkTools(ctx, ex)
 	}
-	var probes []probe
-	for _, b := range []Backend{NFT, Legacy} {
-		p := probe{backend: b}
-		if b == Legacy && !legacyTablesExist(ctx, ex) {
-			// Listing legacy tables would create them; none exist, so
-			// legacy holds no rules and no hint.
-			if _, err := ex.Run(ctx, nil, "iptables-legacy-save", "--version"); err != nil {
-				p.err = err
-			}
-			probes = append(probes, p)
-			continue
-		}
-		for _, bin := range []string{"iptables", "ip6tables"} {
-			mangle, err := ex.Run(ctx, nil, bin+"-"+string(b)+"-save", "-t", "mangle")
-			if err != nil {
-				p.err = err
-				break
-			}
-			p.hint = p.hint || bytes.Contains(mangle, []byte(":KUBE-IPTABLES-HINT")) || bytes.Contains(mangle, []byte(":KUBE-KUBELET-CANARY"))
-			all, err := ex.Run(ctx, nil, bin+"-"+string(b)+"-save")
-			if err == nil {
-				p.rules += bytes.Count(all, []byte("\n-A "))
-			}
-		}
-		probes = append(probes, p)
-	}
-	var usable []probe
-	for _, p := range probes {
-		if p.err == nil {
-			usable = append(usable, p)
-		}
-	}
-	switch len(usable) {
-	case 0:
-		return "", fmt.Errorf("no usable iptables backend: %v; %v", probes[0].err, probes[1].err)
-	case 1:
-		return usable[0].backend, nil
-	}
-	nft, legacy := usable[0], usable[1]
+	nft := detectSide{backend: NFT}
+	exist, err := p.NFTTables()
+	netlinkOK := err == nil
 	switch {
+	case !netlinkOK:
+		nft.readHint(ctx, ex)
+	case exist && (legacy.hint || legacy.rules > 0):
+		nft.checkTools(ctx, ex)
+		if nft.err == nil {
+			if nft.hint, err = p.NFTHint(); err != nil {
+				nft.readHint(ctx, ex)
+			}
+		}
+	default:
+		nft.checkTools(ctx, ex)
+	}
+	switch {
+	case nft.err != nil && legacy.err != nil:
+		return "", fmt.Errorf("no usable iptables backend: %v; %v", nft.err, legacy.err)
+	case nft.err != nil:
+		return Legacy, nil
+	case legacy.err != nil:
+		return NFT, nil
 	case nft.hint != legacy.hint:
 		if legacy.hint {
 			return Legacy, nil
 		}
 		return NFT, nil
-	case legacy.rules > nft.rules:
+	case legacy.rules == 0 || (netlinkOK && !exist):
+		// nf_tables holds at least as many rules as legacy's none, or
+		// legacy holds more than nf_tables' none.
+		if legacy.rules > 0 {
+			return Legacy, nil
+		}
+		return NFT, nil
+	}
+	nft.countRules(ctx, ex)
+	if legacy.rules > nft.rules {
 		return Legacy, nil
 	}
 	return NFT, nil
+}
+
+// detectSide is what Detect learned of one backend.
+type detectSide struct {
+	backend Backend
+	hint    bool
+	rules   int
+	err     error // the backend's tools are missing or fail
+}
+
+func (d *detectSide) save(bin string) string { return bin + "-" + string(d.backend) + "-save" }
+
+// checkTools runs the save tool's --version.
+func (d *detectSide) checkTools(ctx context.Context, ex Execer) {
+	_, d.err = ex.Run(ctx, nil, d.save("iptables"), "--version")
+}
+
+// readAll reads every table of both families, for the hint and the rules.
+func (d *detectSide) readAll(ctx context.Context, ex Execer) {
+	for _, bin := range []string{"iptables", "ip6tables"} {
+		all, err := ex.Run(ctx, nil, d.save(bin))
+		if err != nil {
+			d.err = err
+			return
+		}
+		d.hint = d.hint || hasHint(mangleSection(all))
+		d.rules += bytes.Count(all, []byte("\n-A "))
+	}
+}
+
+// readHint reads the mangle table of both families.
+func (d *detectSide) readHint(ctx context.Context, ex Execer) {
+	for _, bin := range []string{"iptables", "ip6tables"} {
+		mangle, err := ex.Run(ctx, nil, d.save(bin), "-t", "mangle")
+		if err != nil {
+			d.err = err
+			return
+		}
+		d.hint = d.hint || hasHint(mangle)
+	}
+}
+
+// countRules counts the rules of both families; a family whose read fails
+// counts none, as the wrapper's grep does.
+func (d *detectSide) countRules(ctx context.Context, ex Execer) {
+	for _, bin := range []string{"iptables", "ip6tables"} {
+		if all, err := ex.Run(ctx, nil, d.save(bin)); err == nil {
+			d.rules += bytes.Count(all, []byte("\n-A "))
+		}
+	}
+}
+
+func hasHint(dump []byte) bool {
+	for _, c := range hintChains {
+		if bytes.Contains(dump, []byte("\n:"+c+" ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// mangleSection is the *mangle table of an iptables-save dump.
+func mangleSection(dump []byte) []byte {
+	i := bytes.Index(dump, []byte("*mangle\n"))
+	if i < 0 {
+		return nil
+	}
+	s := dump[i:]
+	if j := bytes.Index(s, []byte("\nCOMMIT")); j >= 0 {
+		s = s[:j]
+	}
+	return s
 }
 
 // ParseBackend reads a --iptables-backend value ("auto" is "").
@@ -87,16 +182,4 @@ func ParseBackend(s string) (Backend, error) {
 		return NFT, nil
 	}
 	return "", fmt.Errorf("--iptables-backend %q: must be auto, legacy or nft", s)
-}
-
-// legacyTablesExist reports whether any x_tables table has been
-// instantiated in the network namespace, without instantiating one.
-func legacyTablesExist(ctx context.Context, ex Execer) bool {
-	for _, f := range []string{"/proc/net/ip_tables_names", "/proc/net/ip6_tables_names"} {
-		out, err := ex.Run(ctx, nil, "cat", f)
-		if err == nil && len(bytes.TrimSpace(out)) > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -3,50 +3,131 @@ package iptables
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// fakeTools answers iptables-*-save with canned dumps.
+// fakeTools answers iptables-*-save with canned dumps, and the kernel probe
+// with canned answers; it records the commands run.
 type fakeTools struct {
-	dumps   map[string]string // "iptables-legacy-save -t mangle" -> output
-	missing string            // a backend whose tools are not installed
-	legacy  bool              // /proc/net/ip_tables_names lists tables
+	dumps     map[string]string // "iptables-legacy-save -t mangle" -> output
+	missing   string            // a backend whose tools are not installed
+	legacy    bool              // x_tables lists tables
+	nftTables bool              // nf_tables holds an ip/ip6 filter, nat, ... table
+	nftHint   bool              // the hint chain is in nf_tables' mangle
+	noNetlink bool              // netlink fails
+	ran       *[]string
 }
 
 func (f fakeTools) Run(_ context.Context, _ []byte, name string, args ...string) ([]byte, error) {
+	line := strings.Join(append([]string{name}, args...), " ")
+	if f.ran != nil {
+		*f.ran = append(*f.ran, line)
+	}
 	if f.missing != "" && strings.Contains(name, "-"+f.missing+"-") {
 		return nil, errors.New(name + " not found")
 	}
-	if name == "cat" {
-		if f.legacy && strings.HasSuffix(args[0], "/ip_tables_names") {
-			return []byte("nat\n"), nil
-		}
-		return nil, nil
-	}
-	return []byte(f.dumps[strings.Join(append([]string{name}, args...), " ")]), nil
+	return []byte(f.dumps[line]), nil
 }
 
+func (f fakeTools) NFTTables() (bool, error) {
+	if f.noNetlink {
+		return false, errors.New("netlink: operation not supported")
+	}
+	return f.nftTables, nil
+}
+
+func (f fakeTools) NFTHint() (bool, error) {
+	if f.noNetlink {
+		return false, errors.New("netlink: operation not supported")
+	}
+	return f.nftHint, nil
+}
+
+func (f fakeTools) LegacyTables() (bool, error) { return f.legacy, nil }
+
+const (
+	hintDump  = "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n"
+	rulesDump = "*nat\n:X - [0:0]\n-A X -j ACCEPT\n-A X -j ACCEPT\nCOMMIT\n"
+	oneRule   = "*nat\n:X - [0:0]\n-A X -j ACCEPT\nCOMMIT\n"
+)
+
 func TestDetectBackend(t *testing.T) {
-	hint := "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n"
-	rules := "*nat\n:X - [0:0]\n-A X -j ACCEPT\n-A X -j ACCEPT\nCOMMIT\n"
 	cases := []struct {
 		name string
 		f    fakeTools
 		want Backend
 	}{
 		{"nothing anywhere", fakeTools{}, NFT},
-		{"kubelet's hint in legacy", fakeTools{legacy: true, dumps: map[string]string{"iptables-legacy-save -t mangle": hint}}, Legacy},
-		{"kubelet's hint in nft", fakeTools{legacy: true, dumps: map[string]string{"iptables-nft-save -t mangle": hint, "iptables-legacy-save": rules}}, NFT},
-		{"more rules in legacy", fakeTools{legacy: true, dumps: map[string]string{"iptables-legacy-save": rules}}, Legacy},
-		{"legacy rules but no legacy tables listed", fakeTools{dumps: map[string]string{"iptables-legacy-save": rules}}, NFT},
+		{"kubelet's hint in legacy", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": hintDump}}, Legacy},
+		{"kubelet's hint in legacy, nft holds no table", fakeTools{legacy: true, dumps: map[string]string{"iptables-legacy-save": hintDump}}, Legacy},
+		{"kubelet's hint in nft", fakeTools{legacy: true, nftTables: true, nftHint: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}}, NFT},
+		{"kubelet's hint in both, more rules in legacy", fakeTools{legacy: true, nftTables: true, nftHint: true, dumps: map[string]string{"iptables-legacy-save": hintDump + rulesDump, "iptables-nft-save": oneRule}}, Legacy},
+		{"kubelet's hint in both, more rules in nft", fakeTools{legacy: true, nftTables: true, nftHint: true, dumps: map[string]string{"iptables-legacy-save": hintDump + oneRule, "iptables-nft-save": rulesDump}}, NFT},
+		{"a hint-named chain outside mangle is no hint", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": "*filter\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n"}}, NFT},
+		{"more rules in legacy", fakeTools{legacy: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}}, Legacy},
+		{"more rules in legacy, both have tables", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": rulesDump, "iptables-nft-save": oneRule}}, Legacy},
+		{"as many rules in both", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": rulesDump, "iptables-nft-save": rulesDump}}, NFT},
+		{"legacy tables without rules", fakeTools{legacy: true, nftTables: true}, NFT},
+		{"legacy rules but no legacy tables listed", fakeTools{dumps: map[string]string{"iptables-legacy-save": rulesDump}}, NFT},
 		{"only legacy installed", fakeTools{missing: "nft"}, Legacy},
+		{"only legacy installed, nft tables", fakeTools{missing: "nft", nftTables: true, legacy: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}}, Legacy},
 		{"only nft installed", fakeTools{missing: "legacy", legacy: true}, NFT},
+		{"no netlink: the hint read with -t mangle", fakeTools{noNetlink: true, legacy: true, dumps: map[string]string{"iptables-legacy-save": rulesDump, "iptables-nft-save -t mangle": hintDump}}, NFT},
+		{"no netlink: more rules in legacy", fakeTools{noNetlink: true, legacy: true, dumps: map[string]string{"iptables-legacy-save": rulesDump, "iptables-nft-save": oneRule}}, Legacy},
+		{"no netlink, no nft tools", fakeTools{noNetlink: true, missing: "nft"}, Legacy},
 	}
 	for _, tc := range cases {
-		got, err := DetectBackend(context.Background(), tc.f)
+		got, err := Detect(context.Background(), tc.f, tc.f)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestDetectBackendNeitherInstalled(t *testing.T) {
+	f := fakeTools{dumps: map[string]string{}}
+	both := bothMissing{f}
+	if b, err := Detect(context.Background(), both, f); err == nil {
+		t.Fatalf("got %q with no tools installed, want an error", b)
+	}
+}
+
+type bothMissing struct{ fakeTools }
+
+func (bothMissing) Run(_ context.Context, _ []byte, name string, _ ...string) ([]byte, error) {
+	return nil, errors.New(name + " not found")
+}
+
+// TestDetectReadsOnlyWhatItNeeds: the costly iptables-nft-save runs only
+// when both backends hold tables and the rule counts decide; x_tables is
+// never asked for a table by name, which would create it.
+func TestDetectReadsOnlyWhatItNeeds(t *testing.T) {
+	cases := []struct {
+		name     string
+		f        fakeTools
+		wantRuns []string
+	}{
+		{"rules only in nft", fakeTools{nftTables: true, nftHint: true},
+			[]string{"iptables-legacy-save --version", "iptables-nft-save --version"}},
+		{"rules only in legacy", fakeTools{legacy: true, dumps: map[string]string{"iptables-legacy-save": hintDump + rulesDump}},
+			[]string{"iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save --version"}},
+		{"legacy loaded but empty", fakeTools{legacy: true, nftTables: true},
+			[]string{"iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save --version"}},
+		{"the hints decide", fakeTools{legacy: true, nftTables: true, nftHint: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}},
+			[]string{"iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save --version"}},
+		{"the counts decide", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}},
+			[]string{"iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save --version", "iptables-nft-save", "ip6tables-nft-save"}},
+	}
+	for _, tc := range cases {
+		var ran []string
+		tc.f.ran = &ran
+		if _, err := Detect(context.Background(), tc.f, tc.f); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(ran, tc.wantRuns) {
+			t.Errorf("%s: ran %q, want %q", tc.name, ran, tc.wantRuns)
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (e *recordingExec) Run(ctx context.Context, stdin []byte, name string, args
 
 // requireKernel skips (under CI fails) a test that cannot create network
 // namespaces or lacks backend b's iptables-restore.
-func requireKernel(t *testing.T, b applyipt.Backend) {
+func requireKernel(t testing.TB, b applyipt.Backend) {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireTools(t, "iptables-"+string(b)+"-restore")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
@@ -92,7 +94,12 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 		HealthzAddr:   w.healthzAddr,
 		ProxyMode:     o.proxy.Mode,
 		Sync:          sync,
-		Logger:        log,
+		IsApplyFailure: func(err error) bool {
+			var ipt *applyipt.ApplyError
+			var nft *applynft.ApplyError
+			return errors.As(err, &ipt) || errors.As(err, &nft)
+		},
+		Logger: log,
 	})
 	var perm *watch.PermanentError
 	if errors.As(err, &perm) {

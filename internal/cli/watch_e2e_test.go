@@ -68,6 +68,7 @@ func testWatchMode(t *testing.T, m e2eMode) {
 	t.Run("DriftIsRepaired", func(t *testing.T) { testWatchDrift(t, n, m, tool, "10.96.1.1") })
 	t.Run("APIServerOutage", func(t *testing.T) { testWatchOutage(t, n, m, c.Admin, tool, bridge) })
 	t.Run("FailingSyncFailsHealthz", func(t *testing.T) { testWatchFailingSync(t, n, c.Admin, tool) })
+	t.Run("NetworkProgrammingLatency", func(t *testing.T) { testWatchLatency(t, c.Admin, tool) })
 	t.Run("Endpoints", func(t *testing.T) { testWatchEndpoints(t, m, tool) })
 	if code := tool.stop(); code != 0 || !strings.Contains(tool.output(), "\"Stopped\"") {
 		t.Fatalf("SIGTERM: exit %d, want 0 and a clean stop:\n%s", code, tool.output())
@@ -300,6 +301,11 @@ func testWatchEndpoints(t *testing.T, mode e2eMode, tool *bgProc) {
 		"kubeproxy_sync_proxy_rules_service_changes_total counter",
 		"kubeproxy_sync_proxy_rules_endpoint_changes_total counter",
 		"kubeproxy_proxy_healthz_total counter",
+		"kubeproxy_network_programming_duration_seconds histogram",
+		"kubeproxy_sync_proxy_rules_service_changes_pending gauge",
+		"kubeproxy_sync_proxy_rules_endpoint_changes_pending gauge",
+		"kubeproxy_sync_proxy_rules_iptables_restore_failures_total counter",
+		"kubeproxy_sync_proxy_rules_nftables_sync_failures_total counter",
 		"svcproxy_syncs_total counter",
 		"svcproxy_sync_errors_total counter",
 		"svcproxy_drift_repaired_total counter",

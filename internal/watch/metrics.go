@@ -19,7 +19,13 @@ const (
 	metricServiceChanges  = "kubeproxy_sync_proxy_rules_service_changes_total"
 	metricEndpointChanges = "kubeproxy_sync_proxy_rules_endpoint_changes_total"
 	metricHealthz         = "kubeproxy_proxy_healthz_total"
-	metricLivez           = "kubeproxy_proxy_livez_total"
+
+	metricNetworkProgramming     = "kubeproxy_network_programming_duration_seconds"
+	metricServiceChangesPending  = "kubeproxy_sync_proxy_rules_service_changes_pending"
+	metricEndpointChangesPending = "kubeproxy_sync_proxy_rules_endpoint_changes_pending"
+	metricIPTablesRestoreFails   = "kubeproxy_sync_proxy_rules_iptables_restore_failures_total"
+	metricNFTablesSyncFails      = "kubeproxy_sync_proxy_rules_nftables_sync_failures_total"
+	metricLivez                  = "kubeproxy_proxy_livez_total"
 
 	metricSyncs       = "svcproxy_syncs_total"
 	metricSyncErrors  = "svcproxy_sync_errors_total"
@@ -49,6 +55,12 @@ type metrics struct {
 	endpointChanges prometheus.Counter
 	healthz         *prometheus.CounterVec
 	livez           *prometheus.CounterVec
+
+	networkProgramming     prometheus.Histogram
+	serviceChangesPending  prometheus.Gauge
+	endpointChangesPending prometheus.Gauge
+	iptablesRestoreFails   prometheus.Counter
+	nftablesSyncFails      prometheus.Counter
 
 	syncs       *prometheus.CounterVec
 	syncErrors  prometheus.Counter
@@ -111,7 +123,39 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.syncDuration, m.lastSync, m.lastQueued, m.serviceChanges, m.endpointChanges,
 		m.healthz, m.livez, m.syncs, m.syncErrors, m.drift, m.applied, m.watchErrors, m.apiErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.addChangeMetrics()
 	return m
+}
+
+// addChangeMetrics adds kube-proxy's network programming latency, pending
+// changes and apply failures.
+func (m *metrics) addChangeMetrics() {
+	// kube-proxy's buckets: 0.25 s, 0.5 s, then each second to 59 s, each
+	// 5 s to 115 s, each 30 s to 5 min.
+	var buckets []float64
+	for _, b := range [][]float64{
+		prometheus.LinearBuckets(0.25, 0.25, 2), prometheus.LinearBuckets(1, 1, 59),
+		prometheus.LinearBuckets(60, 5, 12), prometheus.LinearBuckets(120, 30, 7),
+	} {
+		buckets = append(buckets, b...)
+	}
+	m.networkProgramming = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: metricNetworkProgramming, Help: "In Cluster Network Programming Latency in seconds", Buckets: buckets,
+	})
+	m.serviceChangesPending = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: metricServiceChangesPending, Help: "Pending proxy rules Service changes",
+	})
+	m.endpointChangesPending = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: metricEndpointChangesPending, Help: "Pending proxy rules Endpoint changes",
+	})
+	m.iptablesRestoreFails = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: metricIPTablesRestoreFails, Help: "Cumulative proxy iptables restore failures",
+	})
+	m.nftablesSyncFails = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: metricNFTablesSyncFails, Help: "Cumulative proxy nftables sync failures",
+	})
+	m.reg.MustRegister(m.networkProgramming, m.serviceChangesPending, m.endpointChangesPending,
+		m.iptablesRestoreFails, m.nftablesSyncFails)
 }
 
 // countApplied adds a sync's summary to svcproxy_applied_changes_total.

@@ -19,6 +19,12 @@ type reconciler struct {
 	health  *health
 	log     *slog.Logger
 	kick    func() // asks the loop for a sync
+	changes *changeTracker
+	// applyFailed says whether a sync's error is the kernel refusing the
+	// write (iptables-restore or the nf_tables transaction); nil: never.
+	applyFailed func(error) bool
+	mode        string           // the proxy mode, for the failure counters
+	now         func() time.Time // the clock of the latency metric
 
 	pending atomic.Bool // a change arrived since the last sync began
 
@@ -30,13 +36,8 @@ type reconciler struct {
 }
 
 // changed records a change in the cluster: the next sync is queued.
-func (r *reconciler) changed(resource string) {
-	switch resource {
-	case resServices:
-		r.metrics.serviceChanges.Inc()
-	case resEndpointSlices:
-		r.metrics.endpointChanges.Inc()
-	}
+func (r *reconciler) changed(resource string, obj any, deleted bool) {
+	r.changes.changed(resource, obj, deleted)
 	r.pending.Store(true)
 	r.metrics.lastQueued.SetToCurrentTime()
 	r.health.queued()
@@ -68,6 +69,7 @@ func (r *reconciler) run(ctx context.Context) error {
 	r.runs++
 	r.health.claim()
 	start := time.Now()
+	triggers := r.changes.checkout()
 	snap, fp, err := r.src.snapshot()
 	var sum diff.Summary
 	if err == nil {
@@ -76,6 +78,8 @@ func (r *reconciler) run(ctx context.Context) error {
 	took := time.Since(start)
 	r.metrics.syncDuration.Observe(took.Seconds())
 	if err != nil {
+		r.changes.putBack(triggers)
+		r.countApplyFailure(err)
 		r.failed = true
 		r.metrics.syncErrors.Inc()
 		r.metrics.syncs.WithLabelValues(trigger, "error").Inc()
@@ -85,6 +89,7 @@ func (r *reconciler) run(ctx context.Context) error {
 		}
 		return err
 	}
+	r.changes.programmed(triggers, r.now())
 	drift := r.applied && fp == r.lastApplied && !sum.Empty()
 	r.failed, r.applied, r.lastApplied = false, true, fp
 	r.metrics.lastSync.SetToCurrentTime()
@@ -107,4 +112,17 @@ func (r *reconciler) run(ctx context.Context) error {
 		r.log.Log(ctx, slog.LevelDebug-4, "Synced", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "changes", sum.String())
 	}
 	return nil
+}
+
+// countApplyFailure counts a write the kernel refused, under the mode's
+// kube-proxy name: nftables' sync failures, or iptables-restore's (the
+// ipvs mode's helper chains included, as in kube-proxy).
+func (r *reconciler) countApplyFailure(err error) {
+	switch {
+	case r.applyFailed == nil || !r.applyFailed(err):
+	case r.mode == "nftables":
+		r.metrics.nftablesSyncFails.Inc()
+	default:
+		r.metrics.iptablesRestoreFails.Inc()
+	}
 }

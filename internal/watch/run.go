@@ -52,6 +52,10 @@ type Config struct {
 	// kube-proxy's does.
 	ProxyMode string
 	Sync      SyncFunc
+	// IsApplyFailure says whether a sync's error is the kernel refusing
+	// the write, for kube-proxy's restore (iptables, ipvs) and sync
+	// (nftables) failure counters; nil counts none.
+	IsApplyFailure func(error) bool
 	// Logger logs, as kube-proxy does, at these levels: Info for starts,
 	// stops and repaired drift, Error for failures, Debug (klog's V(2))
 	// for syncs that changed something, below Debug (V(4)) for syncs that
@@ -111,7 +115,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log}
+	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log, changes: newChangeTracker(m, time.Now()),
+		applyFailed: cfg.IsApplyFailure, mode: cfg.ProxyMode, now: time.Now}
 	l := newLoop(cfg.MinSyncPeriod, cfg.SyncPeriod, r.run)
 	r.kick = l.trigger // before any event can arrive
 	s, err := newSource(client, cfg.NodeName, withCIDRs, warnings, sourceEvents{

@@ -61,10 +61,11 @@ type source struct {
 }
 
 // sourceEvents are the source's callbacks. changed is called for every
-// change that can alter the tables; watchError for every failed list or
-// watch, which the informer retries by itself.
+// change that can alter the tables, with the new object (the old one, or a
+// tombstone, when deleted); watchError for every failed list or watch,
+// which the informer retries by itself.
 type sourceEvents struct {
-	changed    func(resource string)
+	changed    func(resource string, obj any, deleted bool)
 	watchError func(resource string, err error)
 }
 
@@ -119,13 +120,13 @@ func newSource(client kubernetes.Interface, nodeName string, withCIDRs bool, war
 // register installs the event and watch-error handlers of one informer.
 func register(resource string, inf cache.SharedIndexInformer, relevant func(old, new any) bool, ev sourceEvents) error {
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { ev.changed(resource) },
+		AddFunc: func(obj any) { ev.changed(resource, obj, false) },
 		UpdateFunc: func(old, new any) {
 			if relevant(old, new) {
-				ev.changed(resource)
+				ev.changed(resource, new, false)
 			}
 		},
-		DeleteFunc: func(any) { ev.changed(resource) },
+		DeleteFunc: func(obj any) { ev.changed(resource, obj, true) },
 	})
 	if err != nil {
 		return fmt.Errorf("%s informer: %w", resource, err)

@@ -113,7 +113,7 @@ type changes struct {
 	n  map[string]int
 }
 
-func (c *changes) add(resource string) {
+func (c *changes) add(resource string, _ any, _ bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n[resource]++

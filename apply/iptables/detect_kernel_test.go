@@ -1,0 +1,61 @@
+package iptables_test
+
+import (
+	"context"
+	"testing"
+
+	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+)
+
+// TestDetectBackendInKernel runs detection against real tables: the kernel
+// probe must see what iptables-nft and iptables-legacy made, and create
+// nothing.
+func TestDetectBackendInKernel(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "iptables-nft", "iptables-legacy", "iptables-nft-save", "iptables-legacy-save")
+	cases := []struct {
+		name  string
+		setup []string
+		want  applyipt.Backend
+	}{
+		{"empty namespace", nil, applyipt.NFT},
+		{"rules in legacy only", []string{"iptables-legacy -t nat -N X", "iptables-legacy -t nat -A X -j RETURN"}, applyipt.Legacy},
+		{"rules in nft only", []string{"iptables-nft -t nat -N X", "iptables-nft -t nat -A X -j RETURN"}, applyipt.NFT},
+		{"more rules in legacy, hint in nft", []string{"iptables-legacy -t nat -N X", "iptables-legacy -t nat -A X -j RETURN", "iptables-nft -t mangle -N KUBE-IPTABLES-HINT"}, applyipt.NFT},
+		{"canary in legacy, more rules in nft", []string{"ip6tables-legacy -t mangle -N KUBE-KUBELET-CANARY", "iptables-nft -t nat -N X", "iptables-nft -t nat -A X -j RETURN"}, applyipt.Legacy},
+		{"more rules in legacy, both have tables", []string{"iptables-legacy -t nat -N X", "iptables-legacy -t nat -A X -j RETURN", "iptables-legacy -t nat -A X -j RETURN", "iptables-nft -t filter -N Y", "iptables-nft -t filter -A Y -j RETURN"}, applyipt.Legacy},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lab := netlab.New(t)
+			for _, line := range tc.setup {
+				if out, err := lab.Node().Run(context.Background(), "sh", "-c", line); err != nil {
+					t.Fatalf("%s: %v: %s", line, err, out)
+				}
+			}
+			before := legacyTableNames(t, lab.Node())
+			var got applyipt.Backend
+			err := lab.Node().Do(func() (err error) {
+				got, err = applyipt.DetectBackend(context.Background(), applyipt.OSExec{})
+				return err
+			})
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+			if after := legacyTableNames(t, lab.Node()); after != before {
+				t.Errorf("detection created x_tables tables: %q before, %q after", before, after)
+			}
+		})
+	}
+}
+
+func legacyTableNames(t *testing.T, ns netlab.NS) string {
+	t.Helper()
+	out, err := ns.Run(context.Background(), "sh", "-c", "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null; true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}

@@ -1,0 +1,172 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
+)
+
+// yamlCases are documents on both sides of the fast path's edge.
+var yamlCases = []string{
+	kubectlList,
+	buildFixture,
+	// Plain scalars as YAML 1.1 (go-yaml v2) reads them.
+	"a: yes\nb: No\nc: on\nd: OFF\ne: y\nf: n\ng: true\nh: False\n",
+	"a: ~\nb: null\nc:\nd: NULL\n",
+	"a: 80\nb: -3\nc: +4\nd: 0755\ne: 0x1F\nf: 1_000\ng: 0b101\nh: -0b11\ni: 0o17\nj: 18446744073709551615\nk: 99999999999999999999\n",
+	"a: 1.5\nb: .5\nc: 1e3\nd: .inf\ne: -.Inf\nf: .nan\ng: 1.\nh: -0\ni: 00\n",
+	"a: 10.96.0.1\nb: 1.2.3\nc: 1-2\nd: 2001-12-14\ne: 2001-12-14T21:59:43Z\nf: 1:20\ng: -\nh: .x\ni: +\n",
+	"a: '80'\nb: \"yes\"\nc: 'it''s'\nd: \"tab\\there \\u00e9 \\\"q\\\" \\\\ \\x41\"\ne: |\n  line 1\n  line 2\nf: >-\n  folded\n  text\n",
+	"a: plain text\n  continued\nb: x # comment\n# c: 1\n",
+	"a: \"<b>&</b>\"\nb: \"\\u0001\\r\"\nc: ünïcödé\n",
+	// Keys.
+	"80: a\n", "true: a\n", "~: a\n", "'80': a\n", "1.5: a\n", "? [a]\n: b\n", "? |\n  k\n: v\n",
+	// Anchors, aliases, merge keys, tags.
+	"a: &x {b: 1}\nc: *x\n",
+	"base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n",
+	"a: !!str 80\nb: !!int \"3\"\nc: ! 80\nd: !foo x\n",
+	"a: &a [*a, *a]\n",
+	// Duplicate keys, and keys that are only equal once read.
+	"a: 1\na: 2\n", "a: 1\nb: {c: 1, c: 2}\n", "a: 1\n\"a\": 2\n", "1: a\n01: b\n",
+	// Flow style, nesting, empties.
+	"a: {b: [1, 2, {c: d}], e: []}\nf: {}\n", "- a\n- - b\n  - c\n", "[]\n", "{}\n", "x\n", "'x'\n", "",
+	// Broken.
+	"a : b\n", "a: x\u2028b: y\n", "a: x\u0085b: y\n", "- a\n-  b\n", "\x18: x\n",
+	"a: [1, 2\n", "a: b: c\n", "\ta: 1\n", "a:\n- b\n c\n", "'unclosed\n",
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// TestFastYAMLToJSONAgreesWithSigsYAML: whatever the fast path converts,
+// sigs.k8s.io/yaml converts to the same value; and what it leaves gets
+// that library's result or error, word for word.
+func TestFastYAMLToJSONAgreesWithSigsYAML(t *testing.T) {
+	for _, doc := range yamlCases {
+		want, wantErr := yaml.YAMLToJSONStrict([]byte(doc))
+		block, blockErr := blockYAMLToJSON([]byte(doc))
+		if blockErr == nil && (wantErr != nil || !sameJSON(t, block, want)) {
+			t.Errorf("%q: block path gave %s; sigs.k8s.io/yaml %s, %v", doc, block, want, wantErr)
+		}
+		fast, fastErr := fastYAMLToJSON([]byte(doc))
+		switch {
+		case fastErr != nil && !errors.Is(fastErr, errSlowPath):
+			t.Errorf("%q: the fast path reported its own error: %v", doc, fastErr)
+		case fastErr == nil && wantErr != nil:
+			t.Errorf("%q: fast path gave %s, sigs.k8s.io/yaml: %v", doc, fast, wantErr)
+		case fastErr == nil && !sameJSON(t, fast, want):
+			t.Errorf("%q: fast path gave %s, sigs.k8s.io/yaml %s", doc, fast, want)
+		}
+		got, gotErr := yamlToJSON([]byte(doc), 1)
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Errorf("%q: yamlToJSON: %s, %v; sigs.k8s.io/yaml: %s, %v", doc, got, gotErr, want, wantErr)
+		case gotErr != nil && gotErr.Error() != flatten(wantErr.Error()):
+			t.Errorf("%q: yamlToJSON error %q, want %q", doc, gotErr, wantErr)
+		case gotErr == nil && !sameJSON(t, got, want):
+			t.Errorf("%q: yamlToJSON gave %s, want %s", doc, got, want)
+		}
+	}
+}
+
+// flatten is yamlToJSON's one-line spelling of a multi-line error
+// (documents here start on line 1, so line numbers stay).
+func flatten(msg string) string {
+	var lines [][]byte
+	for _, l := range bytes.Split([]byte(msg), []byte("\n")) {
+		lines = append(lines, bytes.TrimSpace(l))
+	}
+	return string(bytes.Join(lines, []byte(" ")))
+}
+
+// TestFastYAMLToJSONTakesKubectlOutput: what kubectl and WriteYAML print
+// stays on the fast path; without this the path could silently never run.
+func TestFastYAMLToJSONTakesKubectlOutput(t *testing.T) {
+	var buf bytes.Buffer
+	if err := benchSnapshot(20).WriteYAML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{kubectlList, buf.String()} {
+		if _, err := fastYAMLToJSON([]byte(doc)); err != nil {
+			t.Errorf("%.200q...: %v", doc, err)
+		}
+		if _, err := blockYAMLToJSON([]byte(doc)); err != nil && doc != kubectlList {
+			t.Errorf("block path: %.200q...: %v", doc, err)
+		}
+	}
+}
+
+// TestDecodeYAMLEqualsJSON: a snapshot reads the same from YAML as from
+// JSON, in one document or several, with anchors and aliases.
+func TestDecodeYAMLEqualsJSON(t *testing.T) {
+	snap := benchSnapshot(30)
+	var y, j bytes.Buffer
+	if err := snap.WriteYAML(&y); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.WriteJSON(&j); err != nil {
+		t.Fatal(err)
+	}
+	fromJSON := mustDecode(t, j.String())
+	multi := "apiVersion: v1\nkind: List\nitems: []\n---\n" + y.String() + "---\n# nothing\n"
+	for name, doc := range map[string]string{"one document": y.String(), "several": multi} {
+		got := mustDecode(t, doc)
+		got.Warnings, fromJSON.Warnings = nil, nil
+		if !reflect.DeepEqual(got, fromJSON) {
+			t.Errorf("%s: YAML and JSON decode differently", name)
+		}
+	}
+	anchored := mustDecode(t, "apiVersion: v1\nkind: Service\nmetadata: {name: s, labels: &l {app: web}, annotations: &p {protocol: UDP}}\n"+
+		"spec:\n  selector: *l\n  ports: [{name: a, port: 80}, {<<: *p, name: b, port: 53}]\n")
+	plain := mustDecode(t, `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "labels": {"app": "web"}, "annotations": {"protocol": "UDP"}},`+
+		`"spec": {"selector": {"app": "web"}, "ports": [{"name": "a", "port": 80}, {"protocol": "UDP", "name": "b", "port": 53}]}}`)
+	if !reflect.DeepEqual(anchored.Services, plain.Services) {
+		t.Errorf("anchors, aliases and merge keys: got %+v, want %+v", anchored.Services, plain.Services)
+	}
+	dup := "apiVersion: v1\nkind: Node\nmetadata:\n  name: a\n  name: b\n"
+	_, err := Decode("dup.yaml", []byte(dup))
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(`"name" already set`)) && !bytes.Contains([]byte(err.Error()), []byte("already defined")) {
+		t.Errorf("duplicate key: got %v, want the YAML library's duplicate-key error", err)
+	}
+}
+
+// FuzzYAMLToJSON: the fast path agrees with sigs.k8s.io/yaml on every input
+// it takes.
+func FuzzYAMLToJSON(f *testing.F) {
+	for _, doc := range yamlCases {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if _, err := utf8Text(doc); err != nil || !utf8.Valid(doc) {
+			return // Decode refuses it before any conversion
+		}
+		for _, conv := range []func([]byte) ([]byte, error){blockYAMLToJSON, fastYAMLToJSON} {
+			fast, err := conv(doc)
+			if err != nil {
+				continue
+			}
+			want, wantErr := yaml.YAMLToJSONStrict(doc)
+			if wantErr != nil {
+				t.Fatalf("%q: fast path gave %s, sigs.k8s.io/yaml: %v", doc, fast, wantErr)
+			}
+			if !sameJSON(t, fast, want) {
+				t.Fatalf("%q: fast path gave %s, sigs.k8s.io/yaml %s", doc, fast, want)
+			}
+		}
+	})
+}

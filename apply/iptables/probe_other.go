@@ -1,0 +1,17 @@
+//go:build !linux
+
+package iptables
+
+import "errors"
+
+// Off Linux there is no kernel to probe; the commands that detect the
+// backend refuse to start there, so these only let the package build.
+
+// NFTTables implements Probe.
+func (KernelProbe) NFTTables() (bool, error) { return false, errors.ErrUnsupported }
+
+// NFTHint implements Probe.
+func (KernelProbe) NFTHint() (bool, error) { return false, errors.ErrUnsupported }
+
+// LegacyTables implements Probe.
+func (KernelProbe) LegacyTables() (bool, error) { return false, errors.ErrUnsupported }

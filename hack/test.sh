@@ -23,10 +23,10 @@ go vet ./...
 go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 # render and snapshot work on macOS and Windows too (krew installs there):
 # cross-compile every package but the test support that drives Linux's
-# namespaces and VMs, with goreleaser's flags (hack/release-snapshot.sh,
-# which CI does not run, makes the archives).
+# namespaces, VMs, kubelet and image builds, with goreleaser's flags
+# (hack/release-snapshot.sh, which CI does not run, makes the archives).
 cross=$(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... |
-  grep -vE '/internal/(netlab|traffic|vmtest|conformance|testcluster)(/|$)')
+  grep -vE '/internal/(netlab|traffic|vmtest|conformance|testcluster|kubeletlab|ociimage|imagetest)(/|$)')
 for target in darwin/amd64 darwin/arm64 windows/amd64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath $cross
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./cmd/kubectl-svcproxy

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 
@@ -79,11 +80,17 @@ func (n *node) listed(t testing.TB, family nft.Family, table string) *nft.Rulese
 	if !strings.Contains(n.nft(t, "", "list", "tables", string(family)), "table "+string(family)+" "+table+"\n") {
 		return nil
 	}
-	rs, err := nft.Parse([]byte(n.nft(t, "", "list", "table", string(family), table)))
-	if err != nil {
-		t.Fatalf("nft's listing does not parse: %v", err)
+	for attempt := 1; ; attempt++ {
+		rs, err := nft.Parse([]byte(n.nft(t, "", "list", "table", string(family), table)))
+		if err != nil {
+			t.Fatalf("nft's listing does not parse: %v", err)
+		}
+		// A listing torn by a hash set's resize is taken again.
+		if !rs.HasRepeatedElements() || attempt == 20 {
+			return rs
+		}
+		time.Sleep(time.Duration(attempt) * time.Millisecond)
 	}
-	return rs
 }
 
 func (n *node) plan(t testing.TB, desired ...*nft.Ruleset) []*applynft.Plan {

@@ -106,13 +106,58 @@ func (r *tableReader) readElements() error {
 		if info == nil {
 			continue
 		}
-		raws, err := r.elements(s.Name)
+		raws, err := r.wholeElements(s.Name)
 		if err != nil {
 			return err
 		}
 		s.Elements = info.decodeElements(raws)
 	}
 	return nil
+}
+
+// tornDumpRetries is how many times a set's dump is taken again while it
+// comes back torn.
+const tornDumpRetries = 20
+
+// wholeElements dumps a set's elements until a dump comes back whole.
+//
+// The kernel keeps a hash set in an rhashtable and resizes it in the
+// background shortly after many inserts. A dump longer than one netlink
+// message resumes by counting elements already sent, so a resize between
+// two messages (or during one walk) reorders the table under the dump: it
+// repeats some elements and, as it sends as many elements as the set
+// holds, leaves out as many others. A repeated element is thus the mark of
+// a torn dump, and the dump is taken again; the resize ends within
+// milliseconds.
+func (r *tableReader) wholeElements(set string) ([]rawElem, error) {
+	for attempt := 0; ; attempt++ {
+		raws, err := r.elements(set)
+		if err != nil || !hasRepeats(raws) {
+			return raws, err
+		}
+		if attempt == tornDumpRetries {
+			return nil, fmt.Errorf("elements of set %s: every one of %d dumps repeated elements (the kernel's hash table kept resizing)", set, attempt+1)
+		}
+		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
+	}
+}
+
+// hasRepeats reports whether two elements have the same key (and, in an
+// interval set, the same side of their interval).
+func hasRepeats(raws []rawElem) bool {
+	type ident struct {
+		key string
+		end bool
+	}
+	seen := make(map[ident]struct{}, len(raws))
+	for _, e := range raws {
+		id := ident{string(e.key), e.end}
+		if _, dup := seen[id]; dup {
+			return true
+		}
+		seen[id] = struct{}{}
+	}
+	return false
 }
 
 // elements dumps a set's elements.
@@ -234,7 +279,7 @@ func (r *tableReader) readAnonSets(rules []rawRule) error {
 				a.elems, err = r.elementsByKey(l.SetName, numgenKeys(ng))
 			}
 			if a.elems == nil || err != nil {
-				a.elems, err = r.elements(l.SetName)
+				a.elems, err = r.wholeElements(l.SetName)
 			}
 			if err != nil {
 				return err

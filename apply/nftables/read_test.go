@@ -3,6 +3,7 @@ package nftables
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -12,16 +13,23 @@ import (
 )
 
 // listTable is what the real nft lists for the table, parsed and with its
-// elements in canonical order; nil when nft lists nothing.
+// elements in canonical order; nil when nft lists nothing. A listing torn
+// by a resize of a hash set (see nft.Ruleset.HasRepeatedElements) is taken
+// again.
 func (ns *testNS) listTable(family nft.Family, table string) *nft.Ruleset {
 	ns.t.Helper()
-	out := ns.mustNFT("", "list", "table", string(family), table)
-	rs, err := nft.Parse([]byte(out))
-	if err != nil {
-		ns.t.Fatalf("parse nft's listing: %v\n%s", err, out)
+	for attempt := 1; ; attempt++ {
+		out := ns.mustNFT("", "list", "table", string(family), table)
+		rs, err := nft.Parse([]byte(out))
+		if err != nil {
+			ns.t.Fatalf("parse nft's listing: %v\n%s", err, out)
+		}
+		if !rs.HasRepeatedElements() || attempt == 20 {
+			rs.SortElements()
+			return rs
+		}
+		time.Sleep(time.Duration(attempt) * time.Millisecond)
 	}
-	rs.SortElements()
-	return rs
 }
 
 func assertSameTable(t testing.TB, what string, want, got *nft.Ruleset) {

@@ -18,7 +18,8 @@ import (
 // separated by " . "): numbers numerically, then addresses and prefixes by
 // address (IPv4 before IPv6) and then prefix length, then any other word
 // (protocol names, verdicts) as a string. Elements with equal keys keep
-// their relative order (a kernel listing never has two).
+// their relative order (a whole kernel listing never has two; see
+// HasRepeatedElements).
 func (rs *Ruleset) SortElements() {
 	for _, s := range rs.Sets {
 		s.SortElements()
@@ -45,6 +46,23 @@ func (s *Set) SortElements() {
 	for i := range ks {
 		s.Elements[i] = ks[i].e
 	}
+}
+
+// HasRepeatedElements reports whether some set lists one key twice. A set
+// never holds a key twice, but a dump of a large hash set that the kernel
+// resizes while it is read repeats some elements and leaves out as many
+// others; readers of kernel listings take such a torn listing again.
+func (rs *Ruleset) HasRepeatedElements() bool {
+	for _, s := range rs.Sets {
+		seen := make(map[string]struct{}, len(s.Elements))
+		for _, e := range s.Elements {
+			if _, dup := seen[e.Key]; dup {
+				return true
+			}
+			seen[e.Key] = struct{}{}
+		}
+	}
+	return false
 }
 
 // Sort-key kinds, in their order.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace/kernel"
 )
 
 const kindTrace = "Trace"
@@ -21,7 +22,9 @@ type TraceOptions struct {
 	output string
 
 	from, to, protocol, via, service string
-	live                             bool
+	live, kernel                     bool
+	// liveBackend is the backend --live read the rules with.
+	liveBackend string
 	// kern are the flags of the commands that read the kernel, for --live.
 	kern kernelFlags
 
@@ -67,6 +70,7 @@ a rule the evaluator cannot follow).`,
 	fs.StringVar(&o.via, "via", "", "force where the packet enters: pod (a local pod), node (the node itself) or external (the node's interface); inferred from --from by default")
 	fs.StringVar(&o.service, "service", "", "print the reachability matrix of the Service NAMESPACE/NAME instead of one trace")
 	fs.BoolVar(&o.live, "live", false, "trace against the ruleset in this node's kernel instead of the rendered one (Linux)")
+	fs.BoolVar(&o.kernel, "kernel", false, "with --live: also inject the packet into this node's kernel, read the kernel's own trace (nf_tables trace events) and report where it disagrees; exit 1 if it does (nftables and iptables-nft)")
 	return cmd
 }
 
@@ -92,6 +96,9 @@ func (o *TraceOptions) Validate() error {
 		if err := o.kern.validate(o.proxy); err != nil {
 			return err
 		}
+	}
+	if err := o.validateKernel(); err != nil {
+		return err
 	}
 	if o.service != "" {
 		if o.from != "" || o.to != "" || o.via != "" {
@@ -152,23 +159,44 @@ func (o *TraceOptions) Run(ctx context.Context) error {
 	if o.forced != "" {
 		entry = tr.node.Force(o.forced)
 	}
+	if o.kernel && entry.Via != trace.ViaNode {
+		entry.InInterface = kernel.TunName // where the probe will arrive
+	}
 	r, err := trace.Run(tr.ev, tr.node, o.packet, entry)
 	if err != nil {
 		return err
 	}
-	return writeTrace(o.streams.Out, o.output, r)
+	out := &traceResult{typeMeta: newTypeMeta(kindTrace), Result: r}
+	if o.kernel {
+		if out.Kernel, err = o.kernelCheck(d, entry.Via, r); err != nil {
+			return err
+		}
+	}
+	if err := writeTrace(o.streams.Out, o.output, out); err != nil {
+		return err
+	}
+	if out.Kernel != nil && !out.Kernel.Agrees {
+		return ErrKernelDisagrees
+	}
+	return nil
 }
 
-// traceResult is trace's -o json|yaml: the Result with its type.
+// traceResult is trace's -o json|yaml: the Result with its type, and
+// with --kernel the kernel's check.
 type traceResult struct {
 	typeMeta
 	*trace.Result
+	Kernel *kernel.Check `json:"kernel,omitempty"`
 }
 
-func writeTrace(w io.Writer, format string, r *trace.Result) error {
+func writeTrace(w io.Writer, format string, r *traceResult) error {
 	if format == "text" {
-		_, err := io.WriteString(w, r.Text())
+		text := r.Text()
+		if r.Kernel != nil {
+			text += r.Kernel.Text()
+		}
+		_, err := io.WriteString(w, text)
 		return err
 	}
-	return writeData(w, format, &traceResult{typeMeta: newTypeMeta(kindTrace), Result: r})
+	return writeData(w, format, r)
 }

@@ -16,6 +16,7 @@ func (o *TraceOptions) liveDesired(ctx context.Context, d *desired) (*desired, e
 	if err != nil {
 		return nil, err
 	}
+	o.liveBackend = b.name()
 	kp, err := b.plan(ctx, d)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ type traceJSON struct {
 	Endpoints  []struct {
 		Address     string  `json:"address"`
 		Probability float64 `json:"probability"`
+		Path        []struct {
+			Table, Chain, Rule string
+		} `json:"path"`
 	} `json:"endpoints"`
 	Masquerade bool `json:"masquerade"`
 	Affinity   struct {

@@ -1,0 +1,87 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// groupTrace is NFNLGRP_NFTRACE, the multicast group of nf_tables trace
+// events.
+const groupTrace = 9
+
+// listener receives nf_tables trace events.
+type listener struct{ fd int }
+
+func listen() (*listener, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
+	if err != nil {
+		return nil, fmt.Errorf("netlink socket: %w", err)
+	}
+	l := &listener{fd: fd}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		l.close()
+		return nil, fmt.Errorf("netlink bind: %w", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, groupTrace); err != nil {
+		l.close()
+		return nil, fmt.Errorf("join the nf_tables trace group: %w", err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	return l, nil
+}
+
+func (l *listener) close() { _ = unix.Close(l.fd) }
+
+// collect reads events until quiet has passed without one (or until
+// deadline), keeping those of the traced packet that match.
+func (l *listener) collect(quiet time.Duration, deadline time.Time) ([]Event, error) {
+	tv := unix.NsecToTimeval(quiet.Nanoseconds())
+	if err := unix.SetsockoptTimeval(l.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return nil, err
+	}
+	var events []Event
+	buf := make([]byte, 1<<16)
+	for time.Now().Before(deadline) {
+		n, _, err := unix.Recvfrom(l.fd, buf, 0)
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			if len(events) > 0 {
+				break
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read trace events: %w", err)
+		}
+		evs, err := decodeMessages(buf[:n])
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, evs...)
+	}
+	return events, nil
+}
+
+// decodeMessages decodes the trace events in one netlink datagram.
+func decodeMessages(b []byte) ([]Event, error) {
+	var out []Event
+	for len(b) >= unix.NLMSG_HDRLEN {
+		n := int(binary.NativeEndian.Uint32(b))
+		typ := binary.NativeEndian.Uint16(b[4:])
+		if n < unix.NLMSG_HDRLEN || n > len(b) {
+			return nil, fmt.Errorf("netlink message of length %d in %d bytes", n, len(b))
+		}
+		if typ == unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_TRACE {
+			ev, err := DecodeEvent(b[unix.NLMSG_HDRLEN:n])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
+		b = b[min((n+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
+	}
+	return out, nil
+}

@@ -34,6 +34,10 @@ type State struct {
 	InInterface string
 	// Hook is the hook being evaluated.
 	Hook Hook
+	// Looped is set while the node's own packet to one of its addresses
+	// passes PREROUTING a second time, over loopback: its NAT was done in
+	// OUTPUT, so the nat chains are not run again; the others are.
+	Looped bool
 	// Mark is the packet mark (skb->mark).
 	Mark uint32
 	// DNAT is set once the destination was rewritten; Endpoint is then

@@ -15,7 +15,8 @@ type Evaluator interface {
 // or from outside meets PREROUTING, then INPUT when its (translated)
 // destination is one of the node's addresses, else FORWARD and
 // POSTROUTING; a packet the node sends meets OUTPUT and POSTROUTING, and
-// INPUT too when it is delivered to the node itself.
+// when it is delivered to the node itself it comes back over loopback
+// through PREROUTING (all but its nat chains: see State.Looped) and INPUT.
 func Run(ev Evaluator, n *Node, p Packet, e Entry) (*Result, error) {
 	states := []*State{NewState(p, e)}
 	var err error
@@ -33,6 +34,9 @@ func Run(ev Evaluator, n *Node, p Packet, e Entry) (*Result, error) {
 		var route []Hook
 		switch {
 		case st.Ended():
+		case n.IsLocal(st.Packet.Dst) && e.Via == ViaNode:
+			st.Looped = true
+			route = []Hook{Prerouting, Input}
 		case n.IsLocal(st.Packet.Dst):
 			route = []Hook{Input}
 		case e.Via != ViaNode:

@@ -105,7 +105,7 @@ func (ev *Evaluator) Hook(h trace.Hook, st *trace.State) ([]*trace.State, error)
 	states := []*trace.State{st}
 	for _, name := range hookTables[h] {
 		t := ev.tables[name]
-		if t == nil || t.chains[hookChain[h]] == nil {
+		if t == nil || t.chains[hookChain[h]] == nil || name == ipt.NAT && st.Looped {
 			continue
 		}
 		var next []*trace.State

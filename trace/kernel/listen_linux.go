@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,9 +37,9 @@ func listen() (*listener, error) {
 
 func (l *listener) close() { _ = unix.Close(l.fd) }
 
-// collect reads events until quiet has passed without one (or until
-// deadline), keeping those of the traced packet that match.
-func (l *listener) collect(quiet time.Duration, deadline time.Time) ([]Event, error) {
+// collect reads events until done says one is the last, or quiet has
+// passed without one after the first, or deadline.
+func (l *listener) collect(quiet time.Duration, deadline time.Time, done func(Event) bool) ([]Event, error) {
 	tv := unix.NsecToTimeval(quiet.Nanoseconds())
 	if err := unix.SetsockoptTimeval(l.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return nil, err
@@ -61,6 +62,9 @@ func (l *listener) collect(quiet time.Duration, deadline time.Time) ([]Event, er
 			return nil, err
 		}
 		events = append(events, evs...)
+		if slices.ContainsFunc(evs, done) {
+			break
+		}
 	}
 	return events, nil
 }

@@ -58,7 +58,14 @@ func Run(p Probe, via trace.Via) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	events, err := l.collect(quiet, time.Now().Add(timeout))
+	last := p.lastEvent()
+	if t == nil {
+		// The node's own packet to one of its addresses passes the
+		// postrouting hooks and then, over loopback, the prerouting and
+		// input hooks again: wait for the events to stop.
+		last = func(Event) bool { return false }
+	}
+	events, err := l.collect(quiet, time.Now().Add(timeout), last)
 	forgetConnection(p)
 	if err != nil {
 		return nil, err
@@ -101,4 +108,27 @@ func (f probeFlow) MatchConntrackFlow(flow *netlink.ConntrackFlow) bool {
 	fw := flow.Forward
 	return fw.Protocol == f.p.proto() && fw.SrcPort == f.p.SrcPort && fw.DstPort == f.p.Port &&
 		fw.SrcIP.Equal(net.IP(f.p.Src.AsSlice())) && fw.DstIP.Equal(net.IP(f.p.Dst.AsSlice()))
+}
+
+// lastEvent returns a test of whether an event is the probe's last: the
+// probe reached the check's own chain at the end of the output or input
+// path, after every translation. It learns the probe's trace ID from the
+// first event, at the check's first chain.
+func (p Probe) lastEvent() func(Event) bool {
+	var id uint32
+	known := false
+	return func(ev Event) bool {
+		if ev.Family != "inet" || ev.Table != TableName {
+			return false
+		}
+		switch ev.Chain {
+		case chainPre, chainOut:
+			if s, d, ok := headerAddrs(ev.Network, ev.Transport); ok && [2]string{s.String(), d.String()} == p.addrs() {
+				id, known = ev.ID, true
+			}
+		case chainPost, chainIn:
+			return known && ev.ID == id
+		}
+		return false
+	}
 }

@@ -32,6 +32,7 @@ type baseChain struct {
 	name     string
 	priority int
 	policy   nft.Policy
+	nat      bool
 }
 
 // UnknownError is a rule the evaluator cannot follow.
@@ -88,7 +89,7 @@ func (ev *Evaluator) addBase(c *nft.Chain) error {
 	default:
 		return &UnknownError{Table: ev.table, Chain: c.Name, Rule: "hook " + string(c.Base.Hook), What: "unknown hook"}
 	}
-	ev.hooks[h] = append(ev.hooks[h], baseChain{name: c.Name, priority: prio, policy: c.Base.Policy})
+	ev.hooks[h] = append(ev.hooks[h], baseChain{name: c.Name, priority: prio, policy: c.Base.Policy, nat: c.Base.Type == nft.NATType})
 	return nil
 }
 
@@ -125,6 +126,9 @@ func (ev *Evaluator) Mode() string { return "nftables" }
 func (ev *Evaluator) Hook(h trace.Hook, st *trace.State) ([]*trace.State, error) {
 	states := []*trace.State{st}
 	for _, bc := range ev.hooks[h] {
+		if bc.nat && st.Looped {
+			continue
+		}
 		var next []*trace.State
 		for _, s := range states {
 			if s.Ended() {

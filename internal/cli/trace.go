@@ -48,8 +48,11 @@ which rule, or "not a service address". -o json|yaml prints a Trace object
 With --service NS/NAME instead, it prints the reachability matrix of the
 Service: every entry point (ClusterIP, NodePort addresses, load-balancer and
 external IPs) against every source class, with the outcome of each.
-Exit codes: 0 traced, 2 error (a bad address, port, protocol or Service, or
-a rule the evaluator cannot follow).`,
+With --live --kernel it also injects the packet into this node's kernel and
+prints the kernel's own trace of it (nf_tables trace events) under the trace,
+with every way the two differ.
+Exit codes: 0 traced, 1 the kernel disagrees (--kernel), 2 error (a bad
+address, port, protocol or Service, or a rule the evaluator cannot follow).`,
 		Example: `  # Where does a pod's connection to the example's ClusterIP go?
   kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp
   # The same as JSON, for CI

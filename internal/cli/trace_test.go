@@ -26,6 +26,9 @@ func TestTraceBadInputExitsTwo(t *testing.T) {
 		{"nothing to trace", nil, "needs --from and --to"},
 		{"unknown service", []string{"--service", "default/nope"}, `Service "default/nope"`},
 		{"service not NS/NAME", []string{"--service", "nope"}, "NAMESPACE/NAME"},
+		{"kernel without live", []string{"--from", "10.244.0.5", "--to", "10.96.0.10:80", "--kernel"}, "it needs --live"},
+		{"kernel with a service", []string{"--service", "default/web", "--live", "--kernel"}, "not --service"},
+		{"kernel in ipvs mode", []string{"--from", "10.244.0.5", "--to", "10.96.0.10:80", "--live", "--kernel", "--mode=ipvs"}, "not ipvs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"trace", "--example"}, tc.args...)

@@ -187,15 +187,14 @@ func (h header) describe() string {
 
 // readHeader reads apiVersion, kind and metadata without failing on wrong
 // types, so that errors about the rest of the object can name it.
-func readHeader(fields map[string]json.RawMessage) header {
-	str := func(raw json.RawMessage) string {
+func readHeader(fields map[string][]byte) header {
+	str := func(raw []byte) string {
 		var s string
 		_ = json.Unmarshal(raw, &s)
 		return s
 	}
 	h := header{apiVersion: str(fields["apiVersion"]), kind: str(fields["kind"])}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(fields["metadata"], &meta) == nil {
+	if meta, ok := jsonObjectFields(fields["metadata"]); ok {
 		h.namespace, h.name = str(meta["namespace"]), str(meta["name"])
 	}
 	return h
@@ -205,16 +204,17 @@ func readHeader(fields map[string]json.RawMessage) header {
 // is the "apiVersion Kind" that items of a typed List (ServiceList)
 // default to.
 func (d *decoder) decodeValue(loc location, raw []byte, itemKind string, depth int) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+	if depth == 0 && !json.Valid(raw) {
+		var v any
+		return loc.wrap(json.Unmarshal(raw, &v))
+	}
+	fields, ok := jsonObjectFields(raw)
+	if !ok {
 		return loc.errorf("not a Kubernetes object: expected a mapping with apiVersion and kind")
 	}
 	if itemKind != "" && len(fields["kind"]) == 0 {
 		// Items of a typed List as the API server returns it carry no type.
-		apiVersion, kind, _ := strings.Cut(itemKind, " ")
-		fields["apiVersion"], _ = json.Marshal(apiVersion)
-		fields["kind"], _ = json.Marshal(kind)
-		if raw, _ = json.Marshal(fields); raw == nil {
+		if raw = withType(fields, itemKind); raw == nil {
 			return loc.errorf("cannot re-encode item")
 		}
 	}
@@ -241,13 +241,16 @@ func (d *decoder) decodeValue(loc location, raw []byte, itemKind string, depth i
 	return nil
 }
 
-func (d *decoder) decodeList(loc location, h header, items json.RawMessage, depth int) error {
+func (d *decoder) decodeList(loc location, h header, items []byte, depth int) error {
 	if depth >= maxListDepth {
 		return loc.errorf("Lists nested more than %d deep", maxListDepth)
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(items, &list); err != nil && len(items) > 0 {
-		return loc.errorf("items: not a list")
+	var list [][]byte
+	if len(items) > 0 && string(items) != "null" {
+		var ok bool
+		if list, ok = jsonArrayItems(items); !ok {
+			return loc.errorf("items: not a list")
+		}
 	}
 	itemKind := ""
 	if h.kind != "List" {
@@ -263,6 +266,20 @@ func (d *decoder) decodeList(loc location, h header, items json.RawMessage, dept
 		}
 	}
 	return nil
+}
+
+// withType gives an item of a typed List the List's item type, in its
+// fields and in its re-encoded JSON.
+func withType(fields map[string][]byte, itemKind string) []byte {
+	apiVersion, kind, _ := strings.Cut(itemKind, " ")
+	fields["apiVersion"], _ = json.Marshal(apiVersion)
+	fields["kind"], _ = json.Marshal(kind)
+	re := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		re[k] = v
+	}
+	raw, _ := json.Marshal(re)
+	return raw
 }
 
 // skip records an object of a kind kube-proxy does not read.

@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"bytes"
@@ -7,53 +7,17 @@ import (
 	"syscall"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 )
-
-// benchSnapshot is n ClusterIP Services, each with one EndpointSlice of ten
-// ready endpoints on ten nodes, as a cluster's API server holds them.
-func benchSnapshot(n int) *Snapshot {
-	s := &Snapshot{}
-	for i := range 10 {
-		s.Nodes = append(s.Nodes, corev1.Node{TypeMeta: nodeType, ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node%d", i+1),
-			Labels: map[string]string{"kubernetes.io/hostname": fmt.Sprintf("node%d", i+1), "topology.kubernetes.io/zone": "zone-a"}}})
-	}
-	for i := range n {
-		ns, name := fmt.Sprintf("ns%d", i%50), fmt.Sprintf("svc%d", i)
-		s.Services = append(s.Services, corev1.Service{TypeMeta: serviceType,
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name},
-				Annotations: map[string]string{"example.com/owner": "team-" + ns}},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: fmt.Sprintf("10.96.%d.%d", i>>8&255, i&255),
-				Selector: map[string]string{"app": name},
-				Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}})
-		slice := discoveryv1.EndpointSlice{TypeMeta: endpointSliceType, AddressType: discoveryv1.AddressTypeIPv4,
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-abcde", Labels: map[string]string{discoveryv1.LabelServiceName: name,
-				discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
-			Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To[int32](8080)}}}
-		for j := range 10 {
-			k := i*10 + j
-			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-				Addresses:  []string{fmt.Sprintf("10.%d.%d.%d", 128+k>>16, k>>8&255, k&255)},
-				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
-				NodeName:   ptr.To(fmt.Sprintf("node%d", j+1)), Zone: ptr.To("zone-a"),
-				TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: fmt.Sprintf("%s-pod%d", name, j)}})
-		}
-		s.EndpointSlices = append(s.EndpointSlices, slice)
-	}
-	return s
-}
 
 func benchFiles(b *testing.B, n int) (yamlFile, jsonFile []byte) {
 	b.Helper()
 	var y, j bytes.Buffer
-	if err := benchSnapshot(n).WriteYAML(&y); err != nil {
+	if err := synthetic.Snapshot(n).WriteYAML(&y); err != nil {
 		b.Fatal(err)
 	}
-	if err := benchSnapshot(n).WriteJSON(&j); err != nil {
+	if err := synthetic.Snapshot(n).WriteJSON(&j); err != nil {
 		b.Fatal(err)
 	}
 	return y.Bytes(), j.Bytes()
@@ -63,7 +27,7 @@ func benchDecode(b *testing.B, name string, data []byte, n int) {
 	b.SetBytes(int64(len(data)))
 	before := cpuTime(b)
 	for b.Loop() {
-		s, err := Decode(name, data)
+		s, err := cluster.Decode(name, data)
 		if err != nil {
 			b.Fatal(err)
 		}

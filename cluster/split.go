@@ -90,20 +90,21 @@ func jsonSyntaxError(data []byte, err error) error {
 
 func splitYAML(data []byte) []document {
 	var docs []document
-	var cur []byte
+	var cur docText
 	start, line := 1, 0
 	flush := func() {
-		if !blankYAML(cur) {
-			docs = append(docs, document{line: start, data: cur})
+		if b := cur.bytes(data); !blankYAML(b) {
+			docs = append(docs, document{line: start, data: b})
 		}
-		cur = nil
+		cur = docText{}
 	}
-	for rest := data; len(rest) > 0; {
-		l := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			l = rest[:i+1]
+	for off := 0; off < len(data); {
+		l := data[off:]
+		if i := bytes.IndexByte(l, '\n'); i >= 0 {
+			l = l[:i+1]
 		}
-		rest = rest[len(l):]
+		at := off
+		off += len(l)
 		line++
 		if after, ok := documentSeparator(l); ok {
 			flush()
@@ -111,16 +112,44 @@ func splitYAML(data []byte) []document {
 			if after != nil {
 				start = line
 			}
-			cur = append(cur, after...)
+			cur.add(data, off-len(after), len(after))
 			continue
 		}
 		if bytes.Equal(bytes.TrimRight(l, " \t\r\n"), []byte("...")) {
 			continue // document end marker
 		}
-		cur = append(cur, l...)
+		cur.add(data, at, len(l))
 	}
 	flush()
 	return docs
+}
+
+// docText is one document's text: a run of the file's bytes, which it
+// nearly always is, or a copy when a line was left out of the middle.
+type docText struct {
+	begin, end int
+	copied     []byte
+}
+
+func (d *docText) add(data []byte, at, n int) {
+	switch {
+	case n == 0:
+	case d.copied != nil:
+		d.copied = append(d.copied, data[at:at+n]...)
+	case d.begin == d.end:
+		d.begin, d.end = at, at+n
+	case d.end == at:
+		d.end += n
+	default:
+		d.copied = append(append([]byte(nil), data[d.begin:d.end]...), data[at:at+n]...)
+	}
+}
+
+func (d *docText) bytes(data []byte) []byte {
+	if d.copied != nil {
+		return d.copied
+	}
+	return data[d.begin:d.end:d.end]
 }
 
 // documentSeparator reports whether line is a "---" document start, and
@@ -142,7 +171,7 @@ func documentSeparator(line []byte) ([]byte, bool) {
 
 // blankYAML reports whether doc holds only blank lines, comments and directives.
 func blankYAML(doc []byte) bool {
-	for _, l := range bytes.Split(doc, []byte("\n")) {
+	for l := range bytes.Lines(doc) {
 		l = bytes.TrimSpace(l)
 		if len(l) > 0 && l[0] != '#' && l[0] != '%' {
 			return false

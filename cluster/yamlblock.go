@@ -18,9 +18,9 @@ func blockYAMLToJSON(doc []byte) ([]byte, error) {
 	if !printable(doc) {
 		return nil, errSlowPath
 	}
-	p := &blockParser{}
-	for _, l := range bytes.Split(doc, []byte("\n")) {
-		s := string(l)
+	p := &blockParser{lines: make([]blockLine, 0, bytes.Count(doc, []byte("\n"))+1)}
+	for l := range bytes.Lines(doc) {
+		s := string(bytes.TrimSuffix(l, []byte("\n")))
 		if strings.TrimLeft(s, " ") == "" {
 			continue
 		}
@@ -32,7 +32,9 @@ func blockYAMLToJSON(doc []byte) ([]byte, error) {
 	if len(p.lines) == 0 {
 		return nil, errSlowPath
 	}
-	out, err := p.node(nil, p.lines[0].indent)
+	// JSON is about as long as the block YAML it comes from (quotes and
+	// commas for indentation); one buffer of that size is not regrown.
+	out, err := p.node(make([]byte, 0, len(doc)+len(doc)/4), p.lines[0].indent)
 	if err == nil && p.pos != len(p.lines) {
 		err = errSlowPath
 	}
@@ -90,53 +92,75 @@ func (p *blockParser) sequence(out []byte, indent int) ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-type blockPair struct {
-	key   string
-	value []byte
-}
-
+// mapping writes the mapping's pairs straight into out, in their order
+// (a JSON object's key order means nothing), so that no value is built
+// apart and copied: a snapshot is one deep document, and each copy at each
+// level touched fresh memory.
 func (p *blockParser) mapping(out []byte, indent int) ([]byte, error) {
-	var pairs []blockPair
+	out = append(out, '{')
+	var keys blockKeys
 	for p.pos < len(p.lines) && p.lines[p.pos].indent == indent && !strings.HasPrefix(p.lines[p.pos].text, "- ") {
 		key, rest, ok := splitKey(p.lines[p.pos].text)
-		if !ok {
-			return nil, errSlowPath
+		if !ok || !keys.add(key) {
+			return nil, errSlowPath // a duplicate key: the slow path names it
 		}
+		if keys.n > 1 {
+			out = append(out, ',')
+		}
+		out = append(appendString(out, key), ':')
 		p.pos++
-		var v []byte
 		var err error
 		switch {
 		case rest != "":
-			v, err = blockScalar(nil, rest)
+			out, err = blockScalar(out, rest)
 		case p.pos < len(p.lines) && p.lines[p.pos].indent > indent:
-			v, err = p.node(nil, p.lines[p.pos].indent)
+			out, err = p.node(out, p.lines[p.pos].indent)
 		case p.pos < len(p.lines) && p.lines[p.pos].indent == indent && strings.HasPrefix(p.lines[p.pos].text, "- "):
-			v, err = p.sequence(nil, indent)
+			out, err = p.sequence(out, indent)
 		default:
-			v = []byte("null")
+			out = append(out, "null"...)
 		}
 		if err != nil {
 			return nil, err
 		}
-		pairs = append(pairs, blockPair{key, v})
 	}
-	if len(pairs) == 0 {
+	if keys.n == 0 {
 		return nil, errSlowPath
 	}
-	slices.SortFunc(pairs, func(a, b blockPair) int { return strings.Compare(a.key, b.key) })
-	out = append(out, '{')
-	for i, kv := range pairs {
-		if i > 0 {
-			if pairs[i-1].key == kv.key {
-				return nil, errSlowPath
-			}
-			out = append(out, ',')
-		}
-		out = appendString(out, kv.key)
-		out = append(out, ':')
-		out = append(out, kv.value...)
-	}
 	return append(out, '}'), nil
+}
+
+// blockKeys are the keys of one mapping: held inline while there are
+// few (a mapping is parsed without allocating for its keys), in a set
+// beyond.
+type blockKeys struct {
+	n    int
+	list [8]string
+	set  map[string]struct{}
+}
+
+// add records key and reports whether it is new.
+func (k *blockKeys) add(key string) bool {
+	if k.n < len(k.list) {
+		if slices.Contains(k.list[:k.n], key) {
+			return false
+		}
+		k.list[k.n] = key
+		k.n++
+		return true
+	}
+	if k.set == nil {
+		k.set = make(map[string]struct{}, 2*len(k.list))
+		for _, l := range k.list {
+			k.set[l] = struct{}{}
+		}
+	}
+	if _, dup := k.set[key]; dup {
+		return false
+	}
+	k.set[key] = struct{}{}
+	k.n++
+	return true
 }
 
 // splitKey cuts "key: rest" or "key:"; the key is a plain or quoted

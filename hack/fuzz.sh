@@ -10,6 +10,7 @@ fuzztime=${FUZZTIME:-30s}
 targets=(
   "./cluster FuzzDecode"
   "./cluster FuzzYAMLToJSON"
+  "./cluster FuzzJSONSplit"
   "./ruleset/iptables FuzzParseRoundTrip"
   "./ruleset/nftables FuzzParseRoundTrip"
   "./ruleset/ipvs FuzzParseRoundTrip"

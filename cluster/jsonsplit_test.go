@@ -1,0 +1,53 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzJSONSplit: on valid JSON, the zero-copy scanners find the fields and
+// items that encoding/json finds.
+func FuzzJSONSplit(f *testing.F) {
+	for _, s := range []string{
+		`{"apiVersion":"v1","kind":"List","items":[{"a":1},{"b":[1,2,{"c":"]"}]}, "x", 3, null, true]}`,
+		` { "k" : "v\"}" , "n":-1.5e3 , "k":{"dup":"last wins"} } `,
+		`[ ]`, `{}`, `[{"a\u0022b":"\\"}, [[]], ""]`, `"not an object"`, `12`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if !json.Valid(doc) {
+			return
+		}
+		var wantFields map[string]json.RawMessage
+		if json.Unmarshal(doc, &wantFields) == nil && wantFields != nil {
+			got, ok := jsonObjectFields(doc)
+			if !ok || len(got) != len(wantFields) {
+				t.Fatalf("%q: fields %q (%v), want %q", doc, got, ok, wantFields)
+			}
+			for k, v := range wantFields {
+				if !sameCompact(got[k], v) {
+					t.Fatalf("%q: field %q is %q, want %q", doc, k, got[k], v)
+				}
+			}
+		}
+		var wantItems []json.RawMessage
+		if json.Unmarshal(doc, &wantItems) == nil && wantItems != nil {
+			got, ok := jsonArrayItems(doc)
+			if !ok || len(got) != len(wantItems) {
+				t.Fatalf("%q: items %q (%v), want %q", doc, got, ok, wantItems)
+			}
+			for i := range got {
+				if !sameCompact(got[i], wantItems[i]) {
+					t.Fatalf("%q: item %d is %q, want %q", doc, i, got[i], wantItems[i])
+				}
+			}
+		}
+	})
+}
+
+func sameCompact(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}

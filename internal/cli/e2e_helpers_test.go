@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 
 // binary builds cmd/kubectl-svcproxy once per test binary and returns its
 // absolute path.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	b := &e2eBuild
 	b.once.Do(func() {
@@ -75,7 +75,7 @@ func binary(t *testing.T) string {
 // e2eNode is a lab whose node namespace the binary runs in, with one
 // backend.
 type e2eNode struct {
-	t       *testing.T
+	t       testing.TB
 	lab     *netlab.Lab
 	backend string
 	bin     string
@@ -95,7 +95,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, n *e2eNode)) {
 	}
 }
 
-func newE2ENode(t *testing.T, backend string) *e2eNode {
+func newE2ENode(t testing.TB, backend string) *e2eNode {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireTools(t, "ip", "iptables-"+backend, "iptables-"+backend+"-save", "iptables-"+backend+"-restore")

@@ -66,6 +66,7 @@ type traceJSON struct {
 	Entry struct {
 		Via string `json:"via"`
 	} `json:"entry"`
+	ProxyPort string `json:"proxyPort"`
 }
 
 func traceExample(t *testing.T, args ...string) traceJSON {

@@ -75,7 +75,7 @@ func (r result) String() string {
 func (n *node) run(sub string, rest ...string) result {
 	n.t.Helper()
 	args := []string{sub, "--iptables-backend=nft", "--state-dir=" + filepath.Join(n.dir, "state")}
-	if sub != "plan" {
+	if sub == "apply" || sub == "reset" { // plan and trace take no lock
 		args = append(args, "--lock-file="+filepath.Join(n.dir, "lock"))
 	}
 	ctx, cancel := context.WithTimeout(n.t.Context(), cmdTimeout)

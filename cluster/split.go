@@ -46,6 +46,9 @@ func splitDocuments(data []byte) []document {
 }
 
 func splitJSON(data []byte) []document {
+	if docs, ok := splitValidJSON(data); ok {
+		return docs
+	}
 	var docs []document
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for {
@@ -62,6 +65,24 @@ func splitJSON(data []byte) []document {
 		}
 		docs = append(docs, doc)
 	}
+}
+
+// splitValidJSON cuts a stream of JSON values into slices of data, not
+// copies (a decoder copies each value twice); ok is false when a value is
+// not valid JSON, for the decoder to say where.
+func splitValidJSON(data []byte) (docs []document, ok bool) {
+	line, counted := 1, 0
+	for i := jsonSkipSpace(data, 0); i < len(data); {
+		end := jsonValueEnd(data, i)
+		if end <= i || !json.Valid(data[i:end]) {
+			return nil, false
+		}
+		line += bytes.Count(data[counted:i], []byte("\n"))
+		counted = i
+		docs = append(docs, document{line: line, data: data[i:end:end], json: true})
+		i = jsonSkipSpace(data, end)
+	}
+	return docs, true
 }
 
 func skipSpace(data []byte, off int64) int64 {

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -31,6 +32,7 @@ const (
 	latencyCount = "kubeproxy_network_programming_duration_seconds_count"
 	latencySum   = "kubeproxy_network_programming_duration_seconds_sum"
 	syncCount    = "kubeproxy_sync_proxy_rules_duration_seconds_count"
+	syncSum      = "kubeproxy_sync_proxy_rules_duration_seconds_sum"
 )
 
 // BenchmarkWatchLatency runs the real kube-proxy v1.37.2 and `kubectl
@@ -44,10 +46,10 @@ const (
 // rise of the histogram's sum, its own exact measure of that change.
 //
 // It reports per process (kp = kube-proxy, tool = kubectl-svcproxy) the
-// p50 and p99 of those samples, the CPU seconds used over the run (with
-// the children it waited for: kube-proxy runs iptables-restore or nft),
-// the peak RSS and the time to the first sync, seen by polling every
-// 250 ms. 100 Services by default; SVCPROXY_BENCH_SIZES=1000,10000 for
+// p50 and p99 of those samples, the mean duration of its syncs during
+// the changes, the CPU seconds used over the run (with the children it
+// waited for: kube-proxy runs iptables-restore or nft), the peak RSS and
+// the time to the first sync, seen by polling every 250 ms. 100 Services by default; SVCPROXY_BENCH_SIZES=1000,10000 for
 // more.
 func BenchmarkWatchLatency(b *testing.B) {
 	if testing.Short() {
@@ -98,7 +100,8 @@ type watched struct {
 	started   time.Time
 	synced    func(body []byte) bool
 	firstSync time.Duration
-	latencies []float64 // seconds, one per change
+	latencies []float64  // seconds, one per change
+	syncs     histTotals // the syncs while the changes were made
 	usage     testcluster.Usage
 }
 
@@ -129,10 +132,14 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 	if n <= 100 {
 		changes = 10 // keeps CI's single run short
 	}
+	syncsBefore, err := readTotals(ctx, both, syncCount, syncSum)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for i := range changes {
 		round := int(changeRounds.Add(1)) // a new address in every change of the test binary
 		sp := table.Ports[(i*7919+n/2)%n].Name
-		before, err := readLatencies(ctx, both)
+		before, err := readTotals(ctx, both, latencyCount, latencySum)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -146,7 +153,12 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 		// before the next change, so that each sample is one change's.
 		time.Sleep(time.Second)
 	}
-	for _, w := range both {
+	syncsAfter, err := readTotals(ctx, both, syncCount, syncSum)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, w := range both {
+		w.syncs = histTotals{syncsAfter[i].count - syncsBefore[i].count, syncsAfter[i].sum - syncsBefore[i].sum}
 		u, err := w.proc.Usage()
 		if err != nil {
 			b.Fatal(err)
@@ -177,7 +189,7 @@ func (e *env) startWatched(b *testing.B, s *Scenario, snap *cluster.Snapshot, m 
 		}
 		w.proc = kp.Process
 		w.synced = func(body []byte) bool {
-			m, err := parseSyncMetrics(strings.NewReader(string(body)))
+			m, err := parseSyncMetrics(bytes.NewReader(body))
 			return err == nil && m.Synced("IPv4", "IPv6")
 		}
 	} else {
@@ -271,19 +283,18 @@ func (e *env) changeOneEndpoint(ctx context.Context, namespace, name string, rou
 	return err
 }
 
-// latencyTotals are a process's network programming histogram's count
-// and sum.
-type latencyTotals struct{ count, sum float64 }
+// histTotals are a process's count and sum of a histogram.
+type histTotals struct{ count, sum float64 }
 
-// readLatencies reads both processes' latency totals.
-func readLatencies(ctx context.Context, both [2]*watched) ([2]latencyTotals, error) {
-	var out [2]latencyTotals
+// readTotals reads both processes' count and sum of a histogram.
+func readTotals(ctx context.Context, both [2]*watched, count, sum string) ([2]histTotals, error) {
+	var out [2]histTotals
 	for i, w := range both {
 		body, err := w.scrape(ctx)
 		if err != nil {
 			return out, err
 		}
-		out[i] = latencyTotals{MetricSum(body, latencyCount), MetricSum(body, latencySum)}
+		out[i] = histTotals{MetricSum(body, count), MetricSum(body, sum)}
 	}
 	return out, nil
 }
@@ -291,11 +302,11 @@ func readLatencies(ctx context.Context, both [2]*watched) ([2]latencyTotals, err
 // waitProgrammed waits until both have counted one more network
 // programming latency than before, and takes each one's sample from the
 // rise of its histogram's sum.
-func waitProgrammed(ctx context.Context, both [2]*watched, before [2]latencyTotals) error {
+func waitProgrammed(ctx context.Context, both [2]*watched, before [2]histTotals) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	var done [2]bool
 	for !done[0] || !done[1] {
-		now, err := readLatencies(ctx, both)
+		now, err := readTotals(ctx, both, latencyCount, latencySum)
 		if err != nil {
 			return err
 		}
@@ -339,7 +350,10 @@ func (s *watchSamples) report(b *testing.B) {
 		}
 		var lat []float64
 		var cpu, self, rss, first float64
+		var syncs histTotals
 		for _, w := range p.runs {
+			syncs.count += w.syncs.count
+			syncs.sum += w.syncs.sum
 			lat = append(lat, w.latencies...)
 			self += w.usage.CPU.Seconds()
 			cpu += (w.usage.CPU + w.usage.ChildrenCPU).Seconds()
@@ -349,10 +363,12 @@ func (s *watchSamples) report(b *testing.B) {
 		runs := float64(len(p.runs))
 		b.ReportMetric(percentile(lat, 50)*1000, p.short+"-p50-ms")
 		b.ReportMetric(percentile(lat, 99)*1000, p.short+"-p99-ms")
+		b.ReportMetric(syncs.sum/syncs.count*1000, p.short+"-sync-ms")
 		b.ReportMetric(cpu/runs, p.short+"-cpu-s")
 		b.ReportMetric(rss/runs, p.short+"-rss-MB")
 		b.ReportMetric(first/runs, p.short+"-sync1-s")
-		b.Logf("%s: %d changes, latencies %s ms; CPU %.2f s of which its own %.2f s", p.runs[0].name, len(lat), millis(lat), cpu/runs, self/runs)
+		b.Logf("%s: %d changes, latencies %s ms; %v syncs meanwhile taking %.0f ms; CPU %.2f s of which its own %.2f s",
+			p.runs[0].name, len(lat), millis(lat), syncs.count, syncs.sum*1000, cpu/runs, self/runs)
 	}
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		b.Logf("load average: %s", strings.TrimSpace(string(load)))

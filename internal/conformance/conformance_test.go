@@ -154,7 +154,7 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 // kubeProxyConfig writes kube-proxy's configuration file for the scenario
 // and mode, with a kubeconfig that reaches the API server (as admin)
 // through a bridge into ns, and returns its path.
-func (e *env) kubeProxyConfig(t *testing.T, s *Scenario, m Mode, ns netlab.NS) (string, error) {
+func (e *env) kubeProxyConfig(t testing.TB, s *Scenario, m Mode, ns netlab.NS) (string, error) {
 	kubeconfig := e.cluster.NewBridge(t, ns).Kubeconfig(t, e.cluster.AdminKubeconfig)
 	data, err := s.KubeProxyConfig(m, kubeconfig)
 	if err != nil {

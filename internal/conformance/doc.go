@@ -11,7 +11,10 @@
 // svcproxy plan` on kube-proxy's namespace, which must find nothing to
 // change. Differences fail the test unless testdata/conformance/allowlist.yaml
 // explains them. The same machinery times kube-proxy's first sync against
-// `kubectl svcproxy apply` from empty at 1k and 10k Services.
+// `kubectl svcproxy apply` from empty at 1k and 10k Services, and
+// (BenchmarkWatchLatency) runs both side by side against the same changes
+// to compare `apply --watch`'s network programming latency, CPU and
+// memory with kube-proxy's.
 //
 // docs/CONFORMANCE.md describes what is compared and how to run it.
 package conformance

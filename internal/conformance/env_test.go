@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // requireMachine skips (or fails in CI) when this machine cannot run the
 // real kube-proxy in namespaces: not root, or tools missing.
-func requireMachine(t *testing.T) {
+func requireMachine(t testing.TB) {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireTools(t, "ip", "nft", "iptables-nft", "iptables-nft-save", "iptables-nft-restore",
@@ -52,7 +52,7 @@ func requireMachine(t *testing.T) {
 
 // newEnv checks the machine, builds or finds the binaries and starts the
 // API server.
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	requireMachine(t)
 	root, err := RepoRoot()
@@ -77,7 +77,7 @@ func newEnv(t *testing.T) *env {
 // ./cmd/kubectl-svcproxy (a release binary, or CI's build artifact).
 const toolEnv = "SVCPROXY_CONFORMANCE_BINARY"
 
-func tool(t *testing.T, root string) string {
+func tool(t testing.TB, root string) string {
 	t.Helper()
 	if bin := os.Getenv(toolEnv); bin != "" {
 		return bin
@@ -99,7 +99,7 @@ func tool(t *testing.T, root string) string {
 // (netlab's node has 192.168.77.10, and fd00:77::10 with IPv6) plus the
 // host addresses config.yaml names, so that kube-proxy finds on its
 // interfaces what the renderer is told.
-func node(t *testing.T, s *Scenario, snap *cluster.Snapshot) netlab.NS {
+func node(t testing.TB, s *Scenario, snap *cluster.Snapshot) netlab.NS {
 	t.Helper()
 	return NodeLab(t, s, snap).Node()
 }

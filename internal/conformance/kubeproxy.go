@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,34 +119,11 @@ func (m SyncMetrics) LastSync() time.Time {
 // Metrics reads the sync metrics from kube-proxy's metrics endpoint,
 // dialling from inside the namespace.
 func (kp *KubeProxy) Metrics(ctx context.Context) (SyncMetrics, error) {
-	client := &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{
-			DisableKeepAlives: true,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				var c net.Conn
-				err := kp.ns.Do(func() error {
-					var err error
-					c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
-					return err
-				})
-				return c, err
-			},
-		},
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+	body, err := ScrapeMetrics(ctx, kp.ns, metricsAddr)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return parseSyncMetrics(resp.Body)
+	return parseSyncMetrics(bytes.NewReader(body))
 }
 
 // parseSyncMetrics reads the three sync metrics of every family from the

@@ -78,6 +78,23 @@ func syntheticScenario(n int) *Scenario {
 
 func runTiming(t *testing.T, n int) []timing {
 	e := newEnv(t)
+	s, apiSnap := e.loadSynthetic(t, n)
+	snapFile := filepath.Join(t.TempDir(), "snapshot.yaml")
+	if err := writeSnapshot(snapFile, apiSnap); err != nil {
+		t.Fatal(err)
+	}
+	var rows []timing
+	for _, m := range Modes {
+		rows = append(rows, e.timeMode(t, s, apiSnap, snapFile, m))
+	}
+	return rows
+}
+
+// loadSynthetic writes a synthetic cluster of n Services (endpointsPerService
+// each) into the API server, waits until its watch cache shows them all,
+// and returns the scenario that renders it with the objects as read back.
+func (e *env) loadSynthetic(t testing.TB, n int) (*Scenario, *cluster.Snapshot) {
+	t.Helper()
 	ctx := context.Background()
 	start := time.Now()
 	if err := LoadSynthetic(ctx, e.cluster.AdminKubeconfig, n, endpointsPerService, 16); err != nil {
@@ -93,15 +110,7 @@ func runTiming(t *testing.T, n int) []timing {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snapFile := filepath.Join(t.TempDir(), "snapshot.yaml")
-	if err := writeSnapshot(snapFile, apiSnap); err != nil {
-		t.Fatal(err)
-	}
-	var rows []timing
-	for _, m := range Modes {
-		rows = append(rows, e.timeMode(t, s, apiSnap, snapFile, m))
-	}
-	return rows
+	return s, apiSnap
 }
 
 // timeMode runs kube-proxy, then the tool, one after the other so that

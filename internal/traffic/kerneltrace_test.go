@@ -5,11 +5,9 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
@@ -30,14 +28,7 @@ const kernelTraceSamples = 80
 // masqueraded or not, dropped by which rule, or let through) must be what
 // the evaluator predicts over the same ruleset.
 func TestTraceMatchesKernelTraceOnRandomPackets(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireTools(t, "iptables-nft-restore")
-	table := synthetic.VariedTable(propertyServices, 3)
-	cfg := render.DefaultConfig()
-	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR}
-	node := trace.NodeOf(table, trace.NodeOptions{ClusterCIDRs: cfg.ClusterCIDRs})
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	table, cfg, node, seed := propertyCluster(t)
 	for _, mode := range []string{"iptables", "nftables"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -53,6 +44,9 @@ func TestTraceMatchesKernelTraceOnRandomPackets(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(len(mode))))
 			sources := []netip.Addr{netlab.ClientIP, netip.MustParseAddr("10.244.0.2"), netlab.NodeIP}
 			seen := map[trace.Verdict]int{}
+			for i, pkt := range fixedPackets(table) {
+				seen[checkKernelTrace(t, -1-i, lab, ev, node, pkt, nfts, ipts)]++
+			}
 			for i := range kernelTraceSamples {
 				pkt := randomPacket(rng, table, sources[rng.IntN(len(sources))])
 				seen[checkKernelTrace(t, i, lab, ev, node, pkt, nfts, ipts)]++
@@ -63,6 +57,25 @@ func TestTraceMatchesKernelTraceOnRandomPackets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fixedPackets come before the random ones, so that every run covers the
+// three verdicts a pod's TCP connection can meet: a ClusterIP with
+// endpoints (dnat), one without (reject), an address no rule knows
+// (accept).
+func fixedPackets(table *nodetable.ServiceTable) []trace.Packet {
+	pod := netip.MustParseAddr("10.244.0.2")
+	out := []trace.Packet{{Src: pod, Dst: netip.MustParseAddr("192.0.2.250"), Port: 80, Protocol: "tcp"}}
+	var withEndpoints, without bool
+	for i := range table.Ports {
+		sp := &table.Ports[i]
+		if sp.Name.Protocol != nodetable.TCP || !sp.ClusterIP.IsValid() || (len(sp.AllEndpoints) > 0 && withEndpoints) || (len(sp.AllEndpoints) == 0 && without) {
+			continue
+		}
+		withEndpoints, without = withEndpoints || len(sp.AllEndpoints) > 0, without || len(sp.AllEndpoints) == 0
+		out = append(out, trace.Packet{Src: pod, Dst: sp.ClusterIP, Port: uint16(sp.Port), Protocol: "tcp"})
+	}
+	return out
 }
 
 // checkKernelTrace traces one packet with the evaluator and in the

@@ -36,14 +36,7 @@ const (
 )
 
 func TestTraceMatchesKernelOnRandomPackets(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireTools(t, "iptables-nft-restore")
-	table := synthetic.VariedTable(propertyServices, 3)
-	cfg := render.DefaultConfig()
-	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR}
-	node := trace.NodeOf(table, trace.NodeOptions{ClusterCIDRs: cfg.ClusterCIDRs})
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	table, cfg, node, seed := propertyCluster(t)
 	for _, mode := range []string{"iptables", "nftables"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -72,6 +65,20 @@ func TestTraceMatchesKernelOnRandomPackets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// propertyCluster is the property tests' synthetic cluster, its render
+// settings and node, and a seed for the samples (logged, to replay).
+func propertyCluster(t *testing.T) (*nodetable.ServiceTable, render.Config, *trace.Node, uint64) {
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "iptables-nft-restore")
+	table := synthetic.VariedTable(propertyServices, 3)
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netlab.ClusterCIDR}
+	node := trace.NodeOf(table, trace.NodeOptions{ClusterCIDRs: cfg.ClusterCIDRs})
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return table, cfg, node, seed
 }
 
 type propertySource struct {

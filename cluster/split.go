@@ -183,11 +183,12 @@ func documentSeparator(line []byte) ([]byte, bool) {
 	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\r' && rest[0] != '\n' {
 		return nil, false // "----" or "---x" is content
 	}
-	trimmed := bytes.TrimSpace(rest)
-	if len(trimmed) == 0 || trimmed[0] == '#' {
+	if trimmed := bytes.TrimSpace(rest); len(trimmed) == 0 || trimmed[0] == '#' {
 		return nil, true
 	}
-	return append(trimmed, '\n'), true
+	// The rest of the line as it is: a slice of it, never a modified
+	// copy, so that splitYAML can keep the document a slice of the file.
+	return rest, true
 }
 
 // blankYAML reports whether doc holds only blank lines, comments and directives.

@@ -58,8 +58,14 @@ func jsonArrayItems(arr []byte) ([][]byte, bool) {
 	return items, i < len(arr)
 }
 
-// jsonValueEnd is the offset just past the value that starts at i.
+// jsonValueEnd is the offset just past the value that starts at i. On
+// input that is not valid JSON it returns some offset within b, never
+// beyond it: splitValidJSON calls it before json.Valid.
 func jsonValueEnd(b []byte, i int) int {
+	return min(valueEnd(b, i), len(b))
+}
+
+func valueEnd(b []byte, i int) int {
 	depth := 0
 	for ; i < len(b); i++ {
 		switch b[i] {

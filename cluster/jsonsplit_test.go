@@ -6,17 +6,31 @@ import (
 	"testing"
 )
 
-// FuzzJSONSplit: on valid JSON, the zero-copy scanners find the fields and
+// FuzzJSONSplit: on any input the scanners stay within it and cut a
+// stream only into valid values; on valid JSON they find the fields and
 // items that encoding/json finds.
 func FuzzJSONSplit(f *testing.F) {
 	for _, s := range []string{
 		`{"apiVersion":"v1","kind":"List","items":[{"a":1},{"b":[1,2,{"c":"]"}]}, "x", 3, null, true]}`,
 		` { "k" : "v\"}" , "n":-1.5e3 , "k":{"dup":"last wins"} } `,
 		`[ ]`, `{}`, `[{"a\u0022b":"\\"}, [[]], ""]`, `"not an object"`, `12`,
+		`{""0""0""0""00"0`, `["\`, `{"a":[1,2`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		for i := range doc {
+			if end := jsonValueEnd(doc, i); end > len(doc) {
+				t.Fatalf("%q: value at %d ends at %d, past the end", doc, i, end)
+			}
+		}
+		if docs, ok := splitValidJSON(doc); ok {
+			for _, d := range docs {
+				if !json.Valid(d.data) {
+					t.Fatalf("%q: a document of the stream is not valid: %q", doc, d.data)
+				}
+			}
+		}
 		if !json.Valid(doc) {
 			return
 		}

@@ -81,7 +81,7 @@ func ReadOutcome(events []Event, p Probe, rules Resolver) (*Outcome, error) {
 		}
 		o.Path = append(o.Path, step)
 		if ev.Verdict == "drop" {
-			o.DecidedBy = &o.Path[len(o.Path)-1]
+			o.DecidedBy = &step
 		}
 	}
 	o.settle(delivered, p.addrs(), final)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
@@ -120,7 +122,7 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 		res.Err = err
 		t.Fatal(err)
 	}
-	got, err := e.kubeProxyRules(t, m, kpNS, config)
+	got, err := e.kubeProxyRules(t, m, kpNS, config, usesZoneHints(apiSnap, s.Config.NodeName))
 	if err != nil {
 		res.Err = err
 		t.Fatal(err)
@@ -166,7 +168,7 @@ func (e *env) kubeProxyConfig(t testing.TB, s *Scenario, m Mode, ns netlab.NS) (
 
 // kubeProxyRules runs kube-proxy in ns until its rules are programmed and
 // stable, stops it, and returns them.
-func (e *env) kubeProxyRules(t *testing.T, m Mode, ns netlab.NS, config string) (Canonical, error) {
+func (e *env) kubeProxyRules(t *testing.T, m Mode, ns netlab.NS, config string, zoned bool) (Canonical, error) {
 	ctx := context.Background()
 	kp, err := StartKubeProxy(ns, e.kubeProxy, config, t.TempDir())
 	if err != nil {
@@ -188,8 +190,41 @@ func (e *env) kubeProxyRules(t *testing.T, m Mode, ns netlab.NS, config string) 
 	if _, err := kp.WaitStable(ctx, stableTimeout, dump, ready); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, kp.Tail(20))
 	}
+	if zoned {
+		// kube-proxy learns its node's zone from a Node informer event
+		// that is not awaited before its first sync (NodeTopologyConfig),
+		// and then syncs again; on a loaded machine that event came
+		// seconds after the first sync. Give it time, then wait for the
+		// rules to be stable again.
+		time.Sleep(zoneSettle)
+		if _, err := kp.WaitStable(ctx, stableTimeout, dump, ready); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, kp.Tail(20))
+		}
+	}
 	kp.Stop()
 	return last, nil
+}
+
+// zoneSettle is how long kube-proxy is given to apply its node's zone.
+const zoneSettle = 3 * time.Second
+
+// usesZoneHints reports whether the node has a zone and some endpoint has
+// zone hints: only then does kube-proxy's view of the zone change rules.
+func usesZoneHints(s *cluster.Snapshot, nodeName string) bool {
+	zoned := false
+	for _, n := range s.Nodes {
+		if n.Name == nodeName && n.Labels[corev1.LabelTopologyZone] != "" {
+			zoned = true
+		}
+	}
+	for _, sl := range s.EndpointSlices {
+		for _, ep := range sl.Endpoints {
+			if zoned && ep.Hints != nil && len(ep.Hints.ForZones) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // programmed reports whether kube-proxy's dispatch entry point exists in

@@ -75,10 +75,10 @@ func TestGoldenUserspace(t *testing.T)       { runGolden(t, userspaceGolden) }
 // renderCase renders every family of a case and its text form.
 func (m goldenMode[R]) renderCase(t *testing.T, gc *goldenCase, input []byte) ([]R, string) {
 	t.Helper()
-	tables := gc.tables(t, input)
+	tables := gc.Tables(t, input)
 	var sets []R
-	for _, f := range gc.families() {
-		sets = append(sets, m.render(tables.ForFamily(f), gc.cfg.Config))
+	for _, f := range gc.Families() {
+		sets = append(sets, m.render(tables.ForFamily(f), gc.Cfg.Config))
 	}
 	var b bytes.Buffer
 	if err := m.encode(&b, sets); err != nil {
@@ -92,10 +92,10 @@ func (m goldenMode[R]) renderCase(t *testing.T, gc *goldenCase, input []byte) ([
 // valid, and that the text and JSON forms read back into the same value.
 func runGolden[R goldenRuleset[R]](t *testing.T, m goldenMode[R]) {
 	for _, gc := range loadGoldenCases(t) {
-		t.Run(gc.name, func(t *testing.T) {
-			sets, got := m.renderCase(t, gc, gc.input)
+		t.Run(gc.Name, func(t *testing.T) {
+			sets, got := m.renderCase(t, gc, gc.Input)
 			gc.check(t, m.section, got)
-			if _, again := m.renderCase(t, gc, reverseDocuments(gc.input)); again != got {
+			if _, again := m.renderCase(t, gc, reverseDocuments(gc.Input)); again != got {
 				t.Errorf("rendering depends on input order:\n%s", cmp.Diff(got, again))
 			}
 			for _, rs := range sets {

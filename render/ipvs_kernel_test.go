@@ -27,8 +27,8 @@ var ipsetSaveExtras = regexp.MustCompile(` bucketsize \d+| initval 0x[0-9a-f]+`)
 func TestGoldenIPVSKernelRoundTrip(t *testing.T) {
 	requireRoot(t, "ipset", "iptables-restore", "ip6tables-restore")
 	for _, gc := range loadGoldenCases(t) {
-		t.Run(gc.name, func(t *testing.T) {
-			sets, _ := gc.renderIPVS(t, gc.input)
+		t.Run(gc.Name, func(t *testing.T) {
+			sets, _ := gc.renderIPVS(t, gc.Input)
 			for _, rs := range sets {
 				loadIPVSHelpers(t, rs)
 			}

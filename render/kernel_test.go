@@ -81,9 +81,9 @@ func kernelRoundTrip(t *testing.T, backend string, family nodetable.Family, text
 func TestGoldenIPTablesKernelRoundTrip(t *testing.T) {
 	requireRoot(t, "iptables-legacy-restore", "iptables-nft-restore")
 	for _, gc := range loadGoldenCases(t) {
-		sets, _ := gc.renderIPTables(t, gc.input)
+		sets, _ := gc.renderIPTables(t, gc.Input)
 		for _, backend := range []string{"legacy", "nft"} {
-			t.Run(gc.name+"/"+backend, func(t *testing.T) {
+			t.Run(gc.Name+"/"+backend, func(t *testing.T) {
 				for _, rs := range sets {
 					got := kernelRoundTrip(t, backend, rs.Family, rs.String())
 					assertKernelHolds(t, rs, got)

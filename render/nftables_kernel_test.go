@@ -53,8 +53,8 @@ func assertNFTKernelHolds(t *testing.T, rendered, listed *nft.Ruleset) {
 func TestGoldenNFTablesKernelRoundTrip(t *testing.T) {
 	requireRoot(t, "nft")
 	for _, gc := range loadGoldenCases(t) {
-		t.Run(gc.name, func(t *testing.T) {
-			sets, _ := gc.renderNFTables(t, gc.input)
+		t.Run(gc.Name, func(t *testing.T) {
+			sets, _ := gc.renderNFTables(t, gc.Input)
 			for _, rs := range sets {
 				assertNFTKernelHolds(t, rs, nftKernelRoundTrip(t, rs))
 			}

@@ -15,22 +15,22 @@ import (
 // compared, repaired or removed.
 func TestOwnershipCoversRender(t *testing.T) {
 	for _, gc := range loadGoldenCases(t) {
-		t.Run(gc.name, func(t *testing.T) {
-			iptRulesets, _ := gc.renderIPTables(t, gc.input)
+		t.Run(gc.Name, func(t *testing.T) {
+			iptRulesets, _ := gc.renderIPTables(t, gc.Input)
 			for _, rs := range iptRulesets {
 				assertOwnsChains(t, "iptables", rs, render.IPTablesOwnership())
 			}
-			ipvsRulesets, _ := gc.renderIPVS(t, gc.input)
+			ipvsRulesets, _ := gc.renderIPVS(t, gc.Input)
 			own := render.IPVSOwnership(nil)
 			for _, rs := range ipvsRulesets {
 				assertOwnsChains(t, "ipvs", rs.IPTables, own.Chains)
 				assertOwnsSets(t, rs, own)
 			}
-			usRulesets, _ := gc.renderUserspace(t, gc.input)
+			usRulesets, _ := gc.renderUserspace(t, gc.Input)
 			for _, rs := range usRulesets {
 				assertOwnsChains(t, "userspace", rs.IPTables, render.UserspaceOwnership())
 			}
-			nftRulesets, _ := gc.renderNFTables(t, gc.input)
+			nftRulesets, _ := gc.renderNFTables(t, gc.Input)
 			nftOwn := render.NFTablesOwnership()
 			for _, rs := range nftRulesets {
 				if rs.Table != nftOwn.Table || !slices.Contains(nftOwn.Families, rs.Family) {

@@ -8,9 +8,9 @@ import "testing"
 func TestGoldenUserspaceKernelRoundTrip(t *testing.T) {
 	requireRoot(t, "iptables-legacy-restore", "iptables-nft-restore")
 	for _, gc := range loadGoldenCases(t) {
-		sets, _ := gc.renderUserspace(t, gc.input)
+		sets, _ := gc.renderUserspace(t, gc.Input)
 		for _, backend := range []string{"legacy", "nft"} {
-			t.Run(gc.name+"/"+backend, func(t *testing.T) {
+			t.Run(gc.Name+"/"+backend, func(t *testing.T) {
 				for _, rs := range sets {
 					got := kernelRoundTrip(t, backend, rs.Family, rs.IPTables.String())
 					assertKernelHolds(t, rs.IPTables, got)

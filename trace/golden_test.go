@@ -9,94 +9,39 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
-	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/goldencase"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 
-// caseConfig is a golden scenario's config.yaml, as render's tests read it.
-type caseConfig struct {
-	NodeName     string   `json:"nodeName"`
-	NodeIPs      []string `json:"nodeIPs"`
-	Families     []string `json:"families"`
-	ServiceCIDRs []string `json:"serviceCIDRs"`
-	render.Config
-}
-
+// scenario is a golden scenario (internal/goldencase) with its tables.
 type scenario struct {
-	name   string
-	cfg    caseConfig
+	*goldencase.Case
 	tables *nodetable.Tables
 }
 
 // loadScenarios reads every testdata/golden/*.txtar and builds its tables.
 func loadScenarios(t testing.TB) []*scenario {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "golden", "*.txtar"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no golden scenarios: %v", err)
-	}
 	var out []*scenario
-	for _, p := range paths {
-		a, err := txtar.ParseFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := &scenario{name: strings.TrimSuffix(filepath.Base(p), ".txtar")}
-		sc.cfg.Config = render.DefaultConfig()
-		sc.cfg.Families = []string{"IPv4"}
-		var input []byte
-		for _, f := range a.Files {
-			switch f.Name {
-			case "input.yaml":
-				input = f.Data
-			case "config.yaml":
-				if err := yaml.UnmarshalStrict(f.Data, &sc.cfg); err != nil {
-					t.Fatalf("%s: %v", p, err)
-				}
-			}
-		}
-		sc.tables = buildTables(t, sc, input)
-		out = append(out, sc)
+	for _, c := range goldencase.Load(t, filepath.Join("..", "testdata", "golden")) {
+		out = append(out, &scenario{Case: c, tables: c.Tables(t, c.Input)})
 	}
 	return out
-}
-
-func buildTables(t testing.TB, sc *scenario, input []byte) *nodetable.Tables {
-	snap, err := cluster.Decode(sc.name, input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := cluster.Config{NodeName: sc.cfg.NodeName}
-	if cc.NodeName == "" {
-		cc.NodeName = "node1"
-	}
-	for _, s := range sc.cfg.NodeIPs {
-		cc.NodeIPs = append(cc.NodeIPs, netip.MustParseAddr(s))
-	}
-	for _, s := range sc.cfg.ServiceCIDRs {
-		cc.ServiceCIDRs = append(cc.ServiceCIDRs, netip.MustParsePrefix(s))
-	}
-	tables, _, err := cluster.Build(snap, cc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tables
 }
 
 // node is the scenario's node in family f, as the CLI describes it.
 func (sc *scenario) node(f nodetable.Family) (*nodetable.ServiceTable, *trace.Node) {
 	tab := sc.tables.ForFamily(f)
-	o := trace.NodeOptions{HostAddresses: sc.cfg.HostAddresses, ClusterCIDRs: sc.cfg.ClusterCIDRs}
-	switch sc.cfg.DetectLocalMode {
+	o := trace.NodeOptions{HostAddresses: sc.Cfg.HostAddresses, ClusterCIDRs: sc.Cfg.ClusterCIDRs}
+	switch sc.Cfg.DetectLocalMode {
 	case render.LocalModeBridgeInterface:
-		o.PodInterface = sc.cfg.BridgeInterface
+		o.PodInterface = sc.Cfg.BridgeInterface
 	case render.LocalModeInterfaceNamePrefix:
-		o.PodInterface = sc.cfg.InterfaceNamePrefix + "0"
+		o.PodInterface = sc.Cfg.InterfaceNamePrefix + "0"
 	}
 	return tab, trace.NodeOf(tab, o)
 }
@@ -106,16 +51,16 @@ func (sc *scenario) node(f nodetable.Family) (*nodetable.ServiceTable, *trace.No
 // source class to each ClusterIP, and one to an address no rule knows.
 func goldenText(t *testing.T, sc *scenario, mode string) string {
 	var b strings.Builder
-	for _, fs := range sc.cfg.Families {
+	for _, fs := range sc.Cfg.Families {
 		f := nodetable.Family(fs)
 		tab, n := sc.node(f)
-		ev, n := evaluator(t, mode, tab, sc.cfg.Config, n)
+		ev, n := evaluator(t, mode, tab, sc.Cfg.Config, n)
 		b.WriteString("## " + fs + " service view\n")
 		var cells []trace.Cell
 		for i := range tab.Ports {
 			c, err := trace.ServiceView(ev, n, &tab.Ports[i])
 			if err != nil {
-				t.Fatalf("%s %s: %v", sc.name, mode, err)
+				t.Fatalf("%s %s: %v", sc.Name, mode, err)
 			}
 			cells = append(cells, c...)
 		}
@@ -147,9 +92,9 @@ func runTrace(t *testing.T, ev trace.Evaluator, n *trace.Node, p trace.Packet) s
 
 func TestGolden(t *testing.T) {
 	for _, sc := range loadScenarios(t) {
-		t.Run(sc.name, func(t *testing.T) {
-			path := filepath.Join("..", "testdata", "golden", "trace", sc.name+".txtar")
-			a := &txtar.Archive{Comment: []byte("trace and the service view of scenario " + sc.name + " (testdata/golden/" + sc.name + ".txtar)\n")}
+		t.Run(sc.Name, func(t *testing.T) {
+			path := filepath.Join("..", "testdata", "golden", "trace", sc.Name+".txtar")
+			a := &txtar.Archive{Comment: []byte("trace and the service view of scenario " + sc.Name + " (testdata/golden/" + sc.Name + ".txtar)\n")}
 			if old, err := txtar.ParseFile(path); err == nil {
 				a = old
 			}

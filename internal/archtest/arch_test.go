@@ -162,7 +162,7 @@ func TestBinaryLinksNoTestSupport(t *testing.T) {
 func testSupport(name string) bool {
 	switch name {
 	case "internal/netlab", "internal/traffic", "internal/vmtest", "internal/testcluster", "internal/conformance",
-		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/archtest", "internal/testenv",
+		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/goldencase", "internal/archtest", "internal/testenv",
 		"internal/ociimage", "internal/ociimage/mkimage", "internal/imagetest",
 		"internal/kubeletlab", "internal/kubeletlab/agent", "internal/e2e/kubelet", "internal/release":
 		return true

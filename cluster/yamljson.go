@@ -163,7 +163,10 @@ func resolvePlain(s string) (plainKind, string) {
 		return plainLiteral, "false"
 	case "~", "null", "Null", "NULL":
 		return plainLiteral, "null"
-	case "<<":
+	case "<<",
+		// YAML's infinities and NaN: floats that JSON cannot hold, which
+		// the slow path refuses as sigs.k8s.io/yaml does.
+		".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN":
 		return plainOther, ""
 	}
 	switch c := s[0]; {
@@ -189,7 +192,9 @@ func resolveNumeric(s string) (plainKind, string) {
 	if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
 		return plainLiteral, strconv.FormatUint(u, 10)
 	}
-	if yamlFloat(plain) || strings.HasPrefix(plain, "-0b") {
+	// yaml.v2 reads whatever follows "0b" as base 2, with a sign of its
+	// own ("0b+00" is 0): left to the slow path.
+	if yamlFloat(plain) || strings.Contains(plain, "0b") {
 		return plainOther, ""
 	}
 	return plainString, ""

@@ -10,27 +10,108 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// endpointsByPort reads the EndpointSlices of family f into the endpoints of
-// each Service port, as kube-proxy's EndpointSliceCache does: slices are
-// matched to ports by port name and protocol, endpoints are deduplicated by
-// "ip:port" (a terminating endpoint never replaces another), and each list
-// is sorted by Endpoint.String(). Slices are read in namespace/name order,
-// which fixes the one thing kube-proxy leaves to map order: which of two
-// non-terminating duplicates is kept.
-func (b *builder) endpointsByPort(all []discoveryv1.EndpointSlice, f nodetable.Family) map[nodetable.ServicePortName][]nodetable.Endpoint {
+// slicePorts is what one EndpointSlice contributes to its Service: the
+// endpoints of each of its valid ports, in the slice's order, not yet
+// deduplicated against the Service's other slices.
+type slicePorts struct {
+	name      nodetable.ServicePortName
+	endpoints []nodetable.Endpoint
+}
+
+// proxiedSlice says whether kube-proxy reads a slice in family f: not
+// FQDN or the other family, not another proxy's, not a headless Service's.
+func proxiedSlice(slice *discoveryv1.EndpointSlice, f nodetable.Family) bool {
+	if string(slice.AddressType) != string(f) {
+		return false
+	}
+	_, other := slice.Labels[labelServiceProxyName]
+	_, headless := slice.Labels[labelHeadless]
+	return !other && !headless
+}
+
+// readSlice reads one slice of family f: the Service it belongs to and the
+// endpoints of each valid port; ok is false when the slice is unusable.
+func (b *builder) readSlice(slice *discoveryv1.EndpointSlice, f nodetable.Family) (serviceName string, ports []slicePorts, ok bool) {
+	object := "endpointslice " + objectName(&slice.ObjectMeta)
+	if !b.checkMeta(object, &slice.ObjectMeta, endpointSliceName) {
+		return "", nil, false
+	}
+	serviceName = slice.Labels[discoveryv1.LabelServiceName]
+	if serviceName == "" {
+		b.warn(object, "no %s label: skipped", discoveryv1.LabelServiceName)
+		return "", nil, false
+	}
+	if errs := validation.IsValidLabelValue(serviceName); len(errs) > 0 {
+		b.warn(object, "invalid %s label %q (%s): skipped", discoveryv1.LabelServiceName, serviceName, strings.Join(errs, "; "))
+		return "", nil, false
+	}
+	endpoints := b.sliceEndpoints(object, slice, f)
+	for i, port := range slice.Ports {
+		number, proto, ok := b.slicePort(object, i, port)
+		if !ok {
+			continue
+		}
+		eps := make([]nodetable.Endpoint, len(endpoints))
+		for j, ep := range endpoints {
+			ep.Port = number
+			eps[j] = ep
+		}
+		name := nodetable.ServicePortName{Namespace: slice.Namespace, Name: serviceName, Port: *port.Name, Protocol: proto}
+		ports = append(ports, slicePorts{name: name, endpoints: eps})
+	}
+	return serviceName, ports, true
+}
+
+// slicePort checks ports[i] of a slice, warning about what it leaves out.
+func (b *builder) slicePort(object string, i int, port discoveryv1.EndpointPort) (int32, nodetable.Protocol, bool) {
+	switch {
+	case port.Name == nil:
+		b.warn(object, "ports[%d] has no name: ignored", i)
+		return 0, "", false
+	case len(portNameErrors(*port.Name)) > 0:
+		b.warn(object, "invalid ports[%d].name %q (%s): ignored", i, *port.Name, strings.Join(portNameErrors(*port.Name), "; "))
+		return 0, "", false
+	case port.Port == nil || *port.Port == 0:
+		b.warn(object, "ports[%d] (%q) has no port number: ignored", i, *port.Name)
+		return 0, "", false
+	case !validPort(*port.Port):
+		b.warn(object, "invalid ports[%d].port %d: ignored", i, *port.Port)
+		return 0, "", false
+	}
+	// A nil protocol is TCP, the API default (kube-proxy would crash on it).
+	var protocol string
+	if port.Protocol != nil {
+		protocol = string(*port.Protocol)
+	}
+	proto, ok := parseProtocol(protocol)
+	if !ok {
+		b.warn(object, "invalid ports[%d].protocol %q: ignored", i, protocol)
+	}
+	return *port.Port, proto, ok
+}
+
+// mergeSlices gives the endpoints of each Service port from the slices of
+// one Service, as kube-proxy's EndpointSliceCache does: endpoints are
+// deduplicated by "ip:port" (a terminating endpoint never replaces
+// another), and each list is sorted by Endpoint.String(). The slices come
+// in namespace/name order, which fixes the one thing kube-proxy leaves to
+// map order: which of two non-terminating duplicates is kept.
+func mergeSlices(parts [][]slicePorts) map[nodetable.ServicePortName][]nodetable.Endpoint {
 	sets := map[nodetable.ServicePortName]map[string]nodetable.Endpoint{}
-	for _, i := range sortedBy(all, func(s *discoveryv1.EndpointSlice) string { return objectName(&s.ObjectMeta) }) {
-		slice := &all[i]
-		if string(slice.AddressType) != string(f) {
-			continue // including FQDN, which kube-proxy ignores
+	for _, ports := range parts {
+		for _, p := range ports {
+			set := sets[p.name]
+			if set == nil {
+				set = make(map[string]nodetable.Endpoint, len(p.endpoints))
+				sets[p.name] = set
+			}
+			for _, ep := range p.endpoints {
+				key := ep.String()
+				if _, exists := set[key]; !exists || !ep.Terminating {
+					set[key] = ep
+				}
+			}
 		}
-		if _, ok := slice.Labels[labelServiceProxyName]; ok {
-			continue
-		}
-		if _, ok := slice.Labels[labelHeadless]; ok {
-			continue
-		}
-		b.addSlice(sets, slice, f)
 	}
 	out := make(map[nodetable.ServicePortName][]nodetable.Endpoint, len(sets))
 	for name, set := range sets {
@@ -49,63 +130,6 @@ func (b *builder) endpointsByPort(all []discoveryv1.EndpointSlice, f nodetable.F
 
 func sortEndpoints(eps []nodetable.Endpoint) {
 	slices.SortFunc(eps, func(a, b nodetable.Endpoint) int { return cmp.Compare(a.String(), b.String()) })
-}
-
-// addSlice adds the endpoints of one slice to sets.
-func (b *builder) addSlice(sets map[nodetable.ServicePortName]map[string]nodetable.Endpoint, slice *discoveryv1.EndpointSlice, f nodetable.Family) {
-	object := "endpointslice " + objectName(&slice.ObjectMeta)
-	if !b.checkMeta(object, &slice.ObjectMeta, endpointSliceName) {
-		return
-	}
-	serviceName := slice.Labels[discoveryv1.LabelServiceName]
-	if serviceName == "" {
-		b.warn(object, "no %s label: skipped", discoveryv1.LabelServiceName)
-		return
-	}
-	if errs := validation.IsValidLabelValue(serviceName); len(errs) > 0 {
-		b.warn(object, "invalid %s label %q (%s): skipped", discoveryv1.LabelServiceName, serviceName, strings.Join(errs, "; "))
-		return
-	}
-	endpoints := b.sliceEndpoints(object, slice, f)
-	for i, port := range slice.Ports {
-		switch {
-		case port.Name == nil:
-			b.warn(object, "ports[%d] has no name: ignored", i)
-			continue
-		case len(portNameErrors(*port.Name)) > 0:
-			b.warn(object, "invalid ports[%d].name %q (%s): ignored", i, *port.Name, strings.Join(portNameErrors(*port.Name), "; "))
-			continue
-		case port.Port == nil || *port.Port == 0:
-			b.warn(object, "ports[%d] (%q) has no port number: ignored", i, *port.Name)
-			continue
-		case !validPort(*port.Port):
-			b.warn(object, "invalid ports[%d].port %d: ignored", i, *port.Port)
-			continue
-		}
-		// A nil protocol is TCP, the API default (kube-proxy would crash on it).
-		var protocol string
-		if port.Protocol != nil {
-			protocol = string(*port.Protocol)
-		}
-		proto, ok := parseProtocol(protocol)
-		if !ok {
-			b.warn(object, "invalid ports[%d].protocol %q: ignored", i, protocol)
-			continue
-		}
-		name := nodetable.ServicePortName{Namespace: slice.Namespace, Name: serviceName, Port: *port.Name, Protocol: proto}
-		set := sets[name]
-		if set == nil {
-			set = map[string]nodetable.Endpoint{}
-			sets[name] = set
-		}
-		for _, ep := range endpoints {
-			ep.Port = *port.Port
-			key := ep.String()
-			if _, exists := set[key]; !exists || !ep.Terminating {
-				set[key] = ep
-			}
-		}
-	}
 }
 
 // sliceEndpoints converts the usable endpoints of a slice, without ports.

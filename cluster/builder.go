@@ -1,0 +1,233 @@
+package cluster
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+)
+
+// Builder is Build for a caller that builds one node's tables again and
+// again from snapshots that mostly repeat, as apply --watch does on every
+// change. It remembers what it built from each Service and EndpointSlice,
+// recognising an object by its UID and resourceVersion (which the API
+// server changes on every write), and the next Build reuses that for
+// every Service whose Service object, EndpointSlices, node name and zone
+// are all unchanged. A sync after a one-endpoint change thus parses,
+// merges and categorizes one Service, not all of them. An object without
+// a UID or resourceVersion, as in a hand-written file, is built anew each
+// time.
+//
+// Its Build gives exactly what the function Build gives, warnings
+// included. The tables it returns share their endpoint lists with later
+// ones: they are read-only. The zero value is ready to use; a Builder is
+// not safe for concurrent use.
+type Builder struct {
+	prev    memo
+	oneShot bool // Build's: nothing is kept for a next build
+}
+
+// memo is what one build made from each object, for the next one; a nil
+// *memo keeps nothing.
+type memo struct {
+	services map[string]*serviceEntry   // by namespace/name
+	slices   map[sliceKey]*sliceEntry   // by namespace/name and family
+	groups   map[serviceKey]*groupEntry // a Service's merged endpoints, by family
+	ports    map[serviceKey]*portsEntry // a Service's ports, by family
+}
+
+// newMemo is sized for about as many objects as the build before had.
+func newMemo(prev *memo) *memo {
+	return &memo{services: make(map[string]*serviceEntry, len(prev.services)),
+		slices: make(map[sliceKey]*sliceEntry, len(prev.slices)),
+		groups: make(map[serviceKey]*groupEntry, len(prev.groups)),
+		ports:  make(map[serviceKey]*portsEntry, len(prev.ports))}
+}
+
+// version identifies one state of an object; the zero value is unknown.
+type version struct{ uid, resourceVersion string }
+
+func versionOf(m *metav1.ObjectMeta) version {
+	if m.UID == "" || m.ResourceVersion == "" {
+		return version{}
+	}
+	return version{string(m.UID), m.ResourceVersion}
+}
+
+func (v version) known() bool { return v.resourceVersion != "" }
+
+type serviceKey struct {
+	namespace, name string
+	family          nodetable.Family
+}
+
+type sliceKey struct {
+	name   string // namespace/name
+	family nodetable.Family
+}
+
+// serviceEntry is a parsed Service (nil: not proxied) and its warnings.
+type serviceEntry struct {
+	version  version
+	svc      *service
+	warnings []Warning
+}
+
+// sliceEntry is what one slice gives in one family, read for nodeName
+// (which decides which endpoints are local).
+type sliceEntry struct {
+	version  version
+	nodeName string
+	service  string // the Service it belongs to; "": unusable
+	ports    []slicePorts
+	warnings []Warning
+}
+
+// groupEntry is the merged endpoints of one Service's slices.
+type groupEntry struct {
+	members   []*sliceEntry
+	endpoints map[nodetable.ServicePortName][]nodetable.Endpoint
+}
+
+// portsEntry is one Service's ports in one family, categorized for a node.
+type portsEntry struct {
+	service        *serviceEntry
+	group          *groupEntry // nil: no endpoints
+	nodeName, zone string
+	ports          []nodetable.ServicePort
+}
+
+// Build is the package's Build, reusing what the last call built from
+// objects that have not changed since.
+func (m *Builder) Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, error) {
+	if s == nil {
+		s = &Snapshot{}
+	}
+	b := &builder{nodeName: cfg.NodeName}
+	node, err := b.findNode(s.Nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	tables := &nodetable.Tables{IPv4: b.newTable(nodetable.IPv4), IPv6: b.newTable(nodetable.IPv6)}
+	b.describeNode(tables, node, cfg.NodeIPs)
+	b.addServiceCIDRs(tables, s, cfg.ServiceCIDRs)
+
+	var next *memo // what this build leaves for the next one
+	if !m.oneShot {
+		next = newMemo(&m.prev)
+	}
+	services := m.services(b, next, s.Services)
+	for _, t := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {
+		groups := m.groups(b, next, s.EndpointSlices, t.Family)
+		t.Ports = make([]nodetable.ServicePort, 0, len(services))
+		for _, svc := range services {
+			t.Ports = append(t.Ports, m.ports(next, svc, groups, t, b.nodeName)...)
+		}
+		sortPorts(t.Ports)
+	}
+	if next != nil {
+		m.prev = *next
+	}
+	return tables, b.warnings, nil
+}
+
+// services parses the proxied Services, in namespace/name order.
+func (m *Builder) services(b *builder, next *memo, list []corev1.Service) []*serviceEntry {
+	var out []*serviceEntry
+	idx, names := sortedKeys(list, func(svc *corev1.Service) string { return objectName(&svc.ObjectMeta) })
+	for j, i := range idx {
+		svc := &list[i]
+		v := versionOf(&svc.ObjectMeta)
+		e := m.prev.services[names[j]]
+		if e == nil || !v.known() || e.version != v {
+			sb := &builder{nodeName: b.nodeName}
+			e = &serviceEntry{version: v, svc: sb.parseService(svc), warnings: sb.warnings}
+		}
+		if v.known() && next != nil {
+			next.services[names[j]] = e
+		}
+		b.warnings = append(b.warnings, e.warnings...)
+		if e.svc != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// groups reads the slices of family f and merges them per Service.
+func (m *Builder) groups(b *builder, next *memo, list []discoveryv1.EndpointSlice, f nodetable.Family) map[serviceKey]*groupEntry {
+	members := make(map[serviceKey][]*sliceEntry, len(list))
+	idx, names := sortedKeys(list, func(s *discoveryv1.EndpointSlice) string { return objectName(&s.ObjectMeta) })
+	for j, i := range idx {
+		slice := &list[i]
+		if !proxiedSlice(slice, f) {
+			continue
+		}
+		e := m.slice(b.nodeName, next, slice, sliceKey{names[j], f})
+		b.warnings = append(b.warnings, e.warnings...)
+		if e.service != "" {
+			k := serviceKey{slice.Namespace, e.service, f}
+			members[k] = append(members[k], e)
+		}
+	}
+	groups := make(map[serviceKey]*groupEntry, len(members))
+	for k, ms := range members {
+		g := m.prev.groups[k]
+		if g == nil || !slices.Equal(g.members, ms) {
+			parts := make([][]slicePorts, len(ms))
+			for i, e := range ms {
+				parts[i] = e.ports
+			}
+			g = &groupEntry{members: ms, endpoints: mergeSlices(parts)}
+		}
+		groups[k] = g
+		if next != nil {
+			next.groups[k] = g
+		}
+	}
+	return groups
+}
+
+// slice reads one slice, or takes what the last build read from it.
+func (m *Builder) slice(nodeName string, next *memo, slice *discoveryv1.EndpointSlice, k sliceKey) *sliceEntry {
+	v := versionOf(&slice.ObjectMeta)
+	e := m.prev.slices[k]
+	if e == nil || !v.known() || e.version != v || e.nodeName != nodeName {
+		sb := &builder{nodeName: nodeName}
+		name, ports, ok := sb.readSlice(slice, k.family)
+		if !ok {
+			name = ""
+		}
+		e = &sliceEntry{version: v, nodeName: nodeName, service: name, ports: ports, warnings: sb.warnings}
+	}
+	if v.known() && next != nil {
+		next.slices[k] = e
+	}
+	return e
+}
+
+// ports gives a Service's ports in t's family with their endpoints
+// categorized for the node, or takes them from the last build when
+// nothing they depend on changed.
+func (m *Builder) ports(next *memo, svc *serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) []nodetable.ServicePort {
+	k := serviceKey{svc.svc.namespace, svc.svc.name, t.Family}
+	g := groups[k]
+	e := m.prev.ports[k]
+	if e == nil || e.service != svc || e.group != g || e.nodeName != nodeName || e.zone != t.Node.Zone {
+		ports := svc.svc.portsFor(t.Family)
+		for i := range ports {
+			if g != nil {
+				ports[i].AllEndpoints = g.endpoints[ports[i].Name]
+			}
+			categorize(&ports[i], nodeName, t.Node.Zone)
+		}
+		e = &portsEntry{service: svc, group: g, nodeName: nodeName, zone: t.Node.Zone, ports: ports}
+	}
+	if next != nil {
+		next.ports[k] = e
+	}
+	return e.ports
+}

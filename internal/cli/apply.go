@@ -232,6 +232,7 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.builder = &cluster.Builder{}
 	return o.runWatch(ctx, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
 		if err := o.guard.checkServices(snap); err != nil {
 			return diff.Summary{}, err

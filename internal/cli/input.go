@@ -115,7 +115,11 @@ func (c *common) fromAPI(ctx context.Context, conn *genericclioptions.ConfigFlag
 
 // tables builds the node-local service tables, printing warnings.
 func (c *common) tables(snap *cluster.Snapshot, cfg cluster.Config) (*nodetable.Tables, error) {
-	tables, warnings, err := cluster.Build(snap, cfg)
+	build := cluster.Build
+	if c.builder != nil {
+		build = c.builder.Build
+	}
+	tables, warnings, err := build(snap, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2/textlogger"
@@ -56,6 +57,10 @@ type common struct {
 	// goos is the system the commands believe they run on (platform.go);
 	// empty is runtime.GOOS. Tests set it.
 	goos string
+	// builder, set by a command that renders again on every change (apply
+	// --watch), rebuilds only the Services that changed since its last
+	// render; nil builds every render anew.
+	builder *cluster.Builder
 }
 
 // options is the shape of every command, as in kubectl's

@@ -238,21 +238,23 @@ func (s *source) snapshot() (*cluster.Snapshot, uint64, error) {
 }
 
 // copyObjects copies the cached objects into a list of values sorted by
-// namespace/name, with their kind set.
+// namespace/name, with their kind set. The pointers are sorted, not the
+// values: a Service is most of a kilobyte, and sorting 10k of them moved
+// each one some fourteen times.
 func copyObjects[T any, P interface {
 	*T
 	metav1.Object
 	runtime.Object
 }](in []P, kind schema.GroupVersionKind) []T {
+	in = slices.Clone(in)
+	slices.SortFunc(in, func(a, b P) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
 	out := make([]T, len(in))
 	for i, p := range in {
 		out[i] = *p
 		P(&out[i]).GetObjectKind().SetGroupVersionKind(kind)
 	}
-	slices.SortFunc(out, func(a, b T) int {
-		pa, pb := P(&a), P(&b)
-		return cmp.Or(cmp.Compare(pa.GetNamespace(), pb.GetNamespace()), cmp.Compare(pa.GetName(), pb.GetName()))
-	})
 	return out
 }
 

@@ -19,6 +19,13 @@ import (
 // generation, and both counters restart at boot), with a checksum. Any
 // change by anyone moves the generation; a file that does not match in
 // every respect is removed and the kernel is read.
+//
+// The last state is also kept in memory, checked against the generation
+// in the same way, so that a long-running client (apply --watch) neither
+// parses the file nor dumps the kernel on every sync. With DeferFiles it
+// also stops writing the file after every apply, which costs more than
+// the apply itself on a large node (formatting 1k Services' rules took 40
+// to 100 ms), and SaveCache writes it when the caller has time.
 
 func (c *Client) cacheName(family nodetable.Family) string {
 	return "iptables-" + string(c.Backend) + "-" + strings.ToLower(string(family)) + ".rules"
@@ -37,14 +44,35 @@ func (c *Client) cacheKey(family nodetable.Family, gen uint32) (statefile.Key, b
 	return statefile.Key{Format: format, BootID: boot, NetnsCookie: c.NetnsCookie, Generation: gen}, true
 }
 
-// cacheUsable reports whether reads may be served from the cache.
+// cacheUsable reports whether reads may be served from a cache: the
+// generation tells whether a state is still the kernel's.
 func (c *Client) cacheUsable() bool {
-	return c.Backend == NFT && c.CacheDir != nil && c.Generation != nil && c.NetnsCookie != 0
+	return c.Backend == NFT && c.Generation != nil
 }
 
-// cached returns the cached dump of family if it was read at generation
-// gen in this namespace since this boot.
+// fileUsable reports whether the cache also has a file.
+func (c *Client) fileUsable() bool {
+	return c.cacheUsable() && c.CacheDir != nil && c.NetnsCookie != 0
+}
+
+// memEntry is a family's state as the kernel held it at generation gen;
+// unsaved says that its file has not been written yet.
+type memEntry struct {
+	gen     uint32
+	rs      *ipt.Ruleset
+	unsaved bool
+}
+
+// cached returns the state of family if it was read or written at
+// generation gen: from memory, or from the file of this namespace since
+// this boot.
 func (c *Client) cached(family nodetable.Family, gen uint32) *ipt.Ruleset {
+	if e := c.mem[family]; e != nil && e.gen == gen {
+		return e.rs
+	}
+	if !c.fileUsable() {
+		return nil
+	}
 	key, ok := c.cacheKey(family, gen)
 	if !ok {
 		return nil
@@ -58,11 +86,28 @@ func (c *Client) cached(family nodetable.Family, gen uint32) *ipt.Ruleset {
 		c.forget(family)
 		return nil
 	}
+	c.keep(rs, gen, false)
 	return rs
 }
 
-// store writes the dump of a family as read at generation gen.
+func (c *Client) keep(rs *ipt.Ruleset, gen uint32, unsaved bool) {
+	if c.mem == nil {
+		c.mem = map[nodetable.Family]*memEntry{}
+	}
+	c.mem[rs.Family] = &memEntry{gen: gen, rs: rs, unsaved: unsaved}
+}
+
+// store keeps the state of a family as read or written at generation gen,
+// and writes its file unless DeferFiles holds it back for SaveCache.
 func (c *Client) store(rs *ipt.Ruleset, gen uint32) error {
+	c.keep(rs, gen, c.DeferFiles)
+	if c.DeferFiles || !c.fileUsable() {
+		return nil
+	}
+	return c.writeFile(rs, gen)
+}
+
+func (c *Client) writeFile(rs *ipt.Ruleset, gen uint32) error {
 	key, ok := c.cacheKey(rs.Family, gen)
 	if !ok {
 		return errNoCacheKey
@@ -70,10 +115,38 @@ func (c *Client) store(rs *ipt.Ruleset, gen uint32) error {
 	return c.CacheDir.Store(c.cacheName(rs.Family), key, []byte(rs.String()))
 }
 
-// forget removes the cached dumps of the given families. A dump that cannot
-// be removed is still safe: its generation no longer matches.
+// SaveCache writes the files that DeferFiles held back, for the states
+// that are still the kernel's; a state the generation has left behind is
+// dropped, as its file could serve nothing. It returns the first error.
+func (c *Client) SaveCache() error {
+	if !c.fileUsable() {
+		return nil
+	}
+	gen, err := c.Generation()
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, e := range c.mem {
+		if !e.unsaved || e.gen != gen {
+			continue
+		}
+		e.unsaved = false
+		if err := c.writeFile(e.rs, e.gen); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// forget drops the states of the given families, and removes their files.
+// A file that cannot be removed is still safe: its generation no longer
+// matches.
 func (c *Client) forget(families ...nodetable.Family) {
 	for _, f := range families {
-		_ = c.CacheDir.Remove(c.cacheName(f))
+		delete(c.mem, f)
+		if c.CacheDir != nil {
+			_ = c.CacheDir.Remove(c.cacheName(f))
+		}
 	}
 }

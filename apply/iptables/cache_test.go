@@ -41,6 +41,7 @@ func TestCacheFromAnotherNamespaceIsNotTrusted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cacheDirOf(b), cacheFileIPv4), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	b.nextRun()
 	if changes := b.plan(t, snap)[0].Changes; len(changes.Changes) != 4 {
 		var w strings.Builder
 		changes.WriteText(&w, "live")
@@ -75,6 +76,7 @@ func TestEditedCacheIsNotTrusted(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	n.nextRun() // a new run, which has only the file
 	n.assertNoChanges(t, snap)
 	n.apply(t, snap)
 	out, err := n.lab.Node().Run(context.Background(), "iptables-nft-save", "-t", "filter")
@@ -96,3 +98,69 @@ func requireNFT(t *testing.T) {
 
 // cacheDirOf is the directory a node's client keeps its cache in.
 func cacheDirOf(n *node) string { return n.client.CacheDir.Path() }
+
+// TestCacheInMemory checks that a client that lives on (apply --watch)
+// plans from the state it keeps, without a dump and without its file, for
+// as long as nobody else writes the kernel, and dumps again once someone
+// does.
+func TestCacheInMemory(t *testing.T) {
+	requireNFT(t)
+	n := newNode(t, applyipt.NFT)
+	snap := snapshot(web("10.244.0.11", "10.244.1.12"))
+	n.apply(t, snap)
+	if err := os.Remove(filepath.Join(cacheDirOf(n), cacheFileIPv4)); err != nil {
+		t.Fatal(err)
+	}
+	saves := n.rec.saves
+	n.apply(t, snapshot(web("10.244.0.11", "10.244.1.13")))
+	n.assertNoChanges(t, snapshot(web("10.244.0.11", "10.244.1.13")))
+	if n.rec.saves != saves {
+		t.Errorf("the kernel was dumped %d times although only this client wrote it", n.rec.saves-saves)
+	}
+	n.ipt(t, "-t nat -A KUBE-POSTROUTING -j ACCEPT")
+	if changes := n.plan(t, snapshot(web("10.244.0.11", "10.244.1.13")))[0].Changes; len(changes.Changes) != 1 {
+		t.Errorf("after another writer's change the plan should repair it, got %d changes", len(changes.Changes))
+	}
+	if n.rec.saves == saves {
+		t.Error("after another writer's change the kernel was not dumped")
+	}
+}
+
+// TestDeferredCacheFiles checks DeferFiles: applies write no file,
+// SaveCache writes the state that is still the kernel's, a next run plans
+// from that file without a dump, and a state someone else's write has
+// made stale is not written.
+func TestDeferredCacheFiles(t *testing.T) {
+	requireNFT(t)
+	n := newNode(t, applyipt.NFT)
+	n.client.DeferFiles = true
+	snap := snapshot(web("10.244.0.11", "10.244.1.12"))
+	n.apply(t, snap)
+	path := filepath.Join(cacheDirOf(n), cacheFileIPv4)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("with DeferFiles, apply wrote the cache file (stat: %v)", err)
+	}
+	if err := n.client.SaveCache(); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("SaveCache wrote no file: %v", err)
+	}
+	n.nextRun()
+	saves := n.rec.saves
+	n.assertNoChanges(t, snap)
+	if n.rec.saves != saves {
+		t.Error("a next run dumped the kernel instead of reading the saved file")
+	}
+
+	n.client.DeferFiles = true
+	n.apply(t, snapshot(web("10.244.0.11", "10.244.1.13")))
+	n.ipt(t, "-t nat -A KUBE-POSTROUTING -j ACCEPT")
+	if err := n.client.SaveCache(); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.ReadFile(path); err != nil || string(now) != string(saved) {
+		t.Errorf("SaveCache wrote a state the kernel no longer holds (err %v)", err)
+	}
+}

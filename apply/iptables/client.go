@@ -94,14 +94,17 @@ type Client struct {
 	Backend Backend
 	// WaitSeconds is how long restore waits for the xtables lock (-w).
 	WaitSeconds int
-	// CacheDir, Generation and NetnsCookie enable the nf_tables dump
-	// cache (see cache.go): CacheDir is the directory for this network
-	// namespace's files, Generation reads the generation ID of the network
-	// namespace that Exec works in, and NetnsCookie is that namespace's
-	// cookie. Any of them unset disables it.
+	// Generation, CacheDir and NetnsCookie enable the nf_tables dump
+	// cache (see cache.go): Generation reads the generation ID of the
+	// network namespace that Exec works in (unset: no cache), CacheDir is
+	// the directory for this namespace's files, and NetnsCookie is that
+	// namespace's cookie (either unset: the cache is in memory only).
 	CacheDir    *statefile.Dir
 	Generation  func() (uint32, error)
 	NetnsCookie uint64
+	// DeferFiles writes cache files only when SaveCache is called, not
+	// after every apply: for a long-running client.
+	DeferFiles bool
 	// Ownership says which chains and jump rules belong to the mode being
 	// applied (render.IPTablesOwnership, UserspaceOwnership, or the ipvs
 	// mode's helper chains) and how they compare. It is required: Plan and
@@ -112,6 +115,8 @@ type Client struct {
 	// apply writes anything (apply/nfacct.Ensure, run there). Nil creates
 	// none, and a restore of a rule naming a missing counter fails.
 	Counters func(names []string) error
+
+	mem map[nodetable.Family]*memEntry // the cache in memory
 }
 
 // errNoOwnership is a Client built without its mode's ownership.

@@ -74,7 +74,14 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	return &node{lab: lab, rec: rec, client: client}
 }
 
-// generation reads the nf_tables generation of a lab namespace.
+// nextRun gives the node a new client with the same settings and cache
+// directory, as the next run of the command has: nothing in memory.
+func (n *node) nextRun() {
+	c := *n.client
+	n.client = &applyipt.Client{Exec: c.Exec, Backend: c.Backend, WaitSeconds: c.WaitSeconds, Ownership: c.Ownership,
+		CacheDir: c.CacheDir, Generation: c.Generation, NetnsCookie: c.NetnsCookie, Counters: c.Counters}
+}
+
 // counters creates nfacct counters in ns, as the CLI does in its own.
 func counters(ns netlab.NS) func([]string) error {
 	return func(names []string) error {
@@ -89,6 +96,7 @@ func counters(ns netlab.NS) func([]string) error {
 	}
 }
 
+// generation reads the nf_tables generation of a lab namespace.
 func generation(ns netlab.NS) func() (uint32, error) {
 	return func() (uint32, error) {
 		var gen uint32

@@ -53,8 +53,11 @@ type Client struct {
 	// boot, network namespace and generation it is exact for, and serves
 	// no other. Without Cache and CacheDir, every Plan reads the kernel.
 	CacheDir *statefile.Dir
-	cache    map[tableKey]cacheEntry
-	commits  int // transactions committed, for the cache
+	// DeferFiles writes cache files only when SaveCache is called, not
+	// after every apply: for a long-running client.
+	DeferFiles bool
+	cache      map[tableKey]cacheEntry
+	commits    int // transactions committed, for the cache
 	// StaleChainWait is how long Apply keeps retrying the deletion of
 	// stale chains that the kernel reports busy (EBUSY) before it leaves
 	// them for the next apply. kube-proxy waits at least a second.

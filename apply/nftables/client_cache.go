@@ -25,10 +25,12 @@ type tableKey struct {
 	table  string
 }
 
-// cacheEntry is a table's state (nil: no such table) at generation gen.
+// cacheEntry is a table's state (nil: no such table) at generation gen;
+// unsaved says that DeferFiles held back its file.
 type cacheEntry struct {
-	gen uint32
-	rs  *nft.Ruleset
+	gen     uint32
+	rs      *nft.Ruleset
+	unsaved bool
 }
 
 // readLive returns the table and, when known, the generation it is exact
@@ -71,10 +73,39 @@ func (c *Client) cached(key tableKey, gen uint32) (*nft.Ruleset, bool) {
 	return rs, ok
 }
 
-// store remembers rs as key's state at generation gen.
+// store remembers rs as key's state at generation gen, and writes its file
+// unless DeferFiles holds it back for SaveCache.
 func (c *Client) store(key tableKey, gen uint32, rs *nft.Ruleset) {
-	c.cache[key] = cacheEntry{gen: gen, rs: rs}
-	c.storeFile(key, gen, rs)
+	c.cache[key] = cacheEntry{gen: gen, rs: rs, unsaved: c.DeferFiles}
+	if !c.DeferFiles {
+		c.storeFile(key, gen, rs)
+	}
+}
+
+// SaveCache writes the files that DeferFiles held back, for the states
+// that are still the kernel's; one the generation has left behind could
+// serve nothing and is dropped. Encoding a 10k-Service table takes about
+// 70 ms, more than a one-endpoint apply, so a long-running client calls
+// this when it is idle rather than after every apply.
+func (c *Client) SaveCache() error {
+	if c.CacheDir == nil {
+		return nil
+	}
+	gen, err := c.conn.generation()
+	if err != nil {
+		return err
+	}
+	for key, e := range c.cache {
+		if !e.unsaved {
+			continue
+		}
+		e.unsaved = false
+		c.cache[key] = e
+		if e.gen == gen {
+			c.storeFile(key, gen, e.rs)
+		}
+	}
+	return nil
 }
 
 // forget drops what the cache knows about the plans' tables.

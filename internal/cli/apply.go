@@ -233,6 +233,11 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		return err
 	}
 	o.builder = &cluster.Builder{}
+	saver, _ := b.(cacheSaver)
+	if saver != nil {
+		saver.deferCacheFiles()
+		defer o.saveCache(saver)
+	}
 	return o.runWatch(ctx, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
 		if err := o.guard.checkServices(snap); err != nil {
 			return diff.Summary{}, err
@@ -245,8 +250,34 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		if err != nil {
 			return diff.Summary{}, err
 		}
+		if saver != nil && p.empty() {
+			o.saveCache(saver) // idle: nothing changed
+		}
 		return p.summary(), nil
 	})
+}
+
+// cacheSaver is a backend whose cache of the kernel's state can hold its
+// files back: in watch mode, writing them after every sync would cost
+// more than a small change does (see SaveCache in apply/iptables and
+// apply/nftables). The files serve the next run of a command, such as an
+// operator's plan; they are written when a sync finds nothing to change
+// (at the latest every --sync-period while the cluster is quiet) and when
+// the watch stops.
+type cacheSaver interface {
+	deferCacheFiles()
+	saveCache() error
+}
+
+func (b *iptablesBackend) deferCacheFiles() { b.client.DeferFiles = true }
+func (b *iptablesBackend) saveCache() error { return b.client.SaveCache() }
+func (b *nftBackend) deferCacheFiles()      { b.client.DeferFiles = true }
+func (b *nftBackend) saveCache() error      { return b.client.SaveCache() }
+
+func (o *ApplyOptions) saveCache(s cacheSaver) {
+	if err := s.saveCache(); err != nil {
+		o.logger().Warn("Could not write the state cache; the next run reads the kernel", "err", err)
+	}
 }
 
 // cleanConntrack deletes the stale UDP conntrack entries of the families the

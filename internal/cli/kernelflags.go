@@ -104,6 +104,9 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 		}
 	}
 	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own, Counters: ensureNFAcct}
+	if b == applyipt.NFT {
+		client.Generation = nftgen.Read // the cache in memory
+	}
 	if k.stateDir != "" && b == applyipt.NFT {
 		if cookie, err := nftgen.NetnsCookie(); err == nil {
 			dir, err := k.cacheDir(cookie)

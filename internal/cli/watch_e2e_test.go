@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,26 @@ func testWatchMode(t *testing.T, m e2eMode) {
 	t.Run("Endpoints", func(t *testing.T) { testWatchEndpoints(t, m, tool) })
 	if code := tool.stop(); code != 0 || !strings.Contains(tool.output(), "\"Stopped\"") {
 		t.Fatalf("SIGTERM: exit %d, want 0 and a clean stop:\n%s", code, tool.output())
+	}
+	assertCacheSaved(t, n, m)
+}
+
+// assertCacheSaved checks that a watch leaves the cache file of its mode
+// in --state-dir when it stops: in watch mode the files are held back
+// while syncs change the kernel and written when idle or at the end, and
+// the next run of a command (an operator's plan) reads them.
+func assertCacheSaved(t *testing.T, n *e2eNode, m e2eMode) {
+	t.Helper()
+	want := map[string]string{"iptables": "iptables-nft-ipv4.rules", "nftables": "nftables-ip-kube-proxy.gob"}[m.name()]
+	if want == "" {
+		return // ipvs and userspace keep no cache of their own
+	}
+	found, err := filepath.Glob(filepath.Join(n.dir, "state", "netns-*", "*", want))
+	if err == nil && len(found) == 0 {
+		found, err = filepath.Glob(filepath.Join(n.dir, "state", "netns-*", want))
+	}
+	if err != nil || len(found) != 1 {
+		t.Errorf("after the watch stopped, --state-dir holds %v for %s (err %v), want one file", found, want, err)
 	}
 }
 

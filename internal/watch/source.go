@@ -75,7 +75,7 @@ type sourceEvents struct {
 func newSource(client kubernetes.Interface, nodeName string, withCIDRs bool, warnings []cluster.Warning, ev sourceEvents) (*source, error) {
 	s := &source{nodeName: nodeName, warnings: warnings}
 	factory := func(tweak func(*metav1.ListOptions)) informers.SharedInformerFactory {
-		opts := []informers.SharedInformerOption{informers.WithTransform(dropManagedFields)}
+		opts := []informers.SharedInformerOption{informers.WithTransform(trimForProxy)}
 		if tweak != nil {
 			opts = append(opts, informers.WithTweakListOptions(tweak))
 		}
@@ -144,14 +144,6 @@ func register(resource string, inf cache.SharedIndexInformer, relevant func(old,
 func routineWatchEnd(err error) bool {
 	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// dropManagedFields trims what neither kube-proxy nor the snapshot keeps.
-func dropManagedFields(obj any) (any, error) {
-	if a, err := meta.Accessor(obj); err == nil {
-		a.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // newVersion ignores updates that do not change the object (resyncs).

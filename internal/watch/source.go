@@ -256,7 +256,12 @@ func copyObjects[T any, P interface {
 // Build reads.
 func fingerprint(s *cluster.Snapshot) uint64 {
 	h := fnv.New64a()
-	add := func(m *metav1.ObjectMeta) { fmt.Fprintf(h, "%s/%s\n", m.UID, m.ResourceVersion) }
+	add := func(m *metav1.ObjectMeta) {
+		h.Write([]byte(m.UID))
+		h.Write([]byte{'/'})
+		h.Write([]byte(m.ResourceVersion))
+		h.Write([]byte{'\n'})
+	}
 	for i := range s.Services {
 		add(&s.Services[i].ObjectMeta)
 	}

@@ -77,12 +77,12 @@ type serviceEntry struct {
 }
 
 // sliceEntry is what one slice gives in one family, read for nodeName
-// (which decides which endpoints are local).
+// (which decides which endpoints are local), but for its endpoints, which
+// only its group keeps, merged.
 type sliceEntry struct {
 	version  version
 	nodeName string
 	service  string // the Service it belongs to; "": unusable
-	ports    []slicePorts
 	warnings []Warning
 }
 
@@ -157,31 +157,35 @@ func (m *Builder) services(b *builder, next *memo, list []corev1.Service) []*ser
 	return out
 }
 
+// member is one slice of a Service, as groups reads it: its entry, the
+// object, and its ports when this build read them.
+type member struct {
+	entry *sliceEntry
+	slice *discoveryv1.EndpointSlice
+	ports []slicePorts // nil: not read in this build
+}
+
 // groups reads the slices of family f and merges them per Service.
 func (m *Builder) groups(b *builder, next *memo, list []discoveryv1.EndpointSlice, f nodetable.Family) map[serviceKey]*groupEntry {
-	members := make(map[serviceKey][]*sliceEntry, len(list))
+	members := make(map[serviceKey][]member, len(list))
 	idx, names := sortedKeys(list, func(s *discoveryv1.EndpointSlice) string { return objectName(&s.ObjectMeta) })
 	for j, i := range idx {
 		slice := &list[i]
 		if !proxiedSlice(slice, f) {
 			continue
 		}
-		e := m.slice(b.nodeName, next, slice, sliceKey{names[j], f})
+		e, ports := m.slice(b.nodeName, next, slice, sliceKey{names[j], f})
 		b.warnings = append(b.warnings, e.warnings...)
 		if e.service != "" {
 			k := serviceKey{slice.Namespace, e.service, f}
-			members[k] = append(members[k], e)
+			members[k] = append(members[k], member{e, slice, ports})
 		}
 	}
 	groups := make(map[serviceKey]*groupEntry, len(members))
 	for k, ms := range members {
 		g := m.prev.groups[k]
-		if g == nil || !slices.Equal(g.members, ms) {
-			parts := make([][]slicePorts, len(ms))
-			for i, e := range ms {
-				parts[i] = e.ports
-			}
-			g = &groupEntry{members: ms, endpoints: mergeSlices(parts)}
+		if g == nil || !sameMembers(g.members, ms) {
+			g = mergeGroup(b.nodeName, f, ms)
 		}
 		groups[k] = g
 		if next != nil {
@@ -191,22 +195,45 @@ func (m *Builder) groups(b *builder, next *memo, list []discoveryv1.EndpointSlic
 	return groups
 }
 
-// slice reads one slice, or takes what the last build read from it.
-func (m *Builder) slice(nodeName string, next *memo, slice *discoveryv1.EndpointSlice, k sliceKey) *sliceEntry {
+func sameMembers(entries []*sliceEntry, ms []member) bool {
+	return slices.EqualFunc(entries, ms, func(e *sliceEntry, m member) bool { return e == m.entry })
+}
+
+// mergeGroup merges the endpoints of one Service's slices. A slice whose
+// entry the last build made is read again here: entries keep no
+// endpoints, which would be one more copy of every endpoint in memory.
+func mergeGroup(nodeName string, f nodetable.Family, ms []member) *groupEntry {
+	g := &groupEntry{members: make([]*sliceEntry, len(ms))}
+	parts := make([][]slicePorts, len(ms))
+	for i, m := range ms {
+		g.members[i], parts[i] = m.entry, m.ports
+		if parts[i] == nil {
+			quiet := &builder{nodeName: nodeName} // its warnings are in the entry
+			_, parts[i], _ = quiet.readSlice(m.slice, f)
+		}
+	}
+	g.endpoints = mergeSlices(parts)
+	return g
+}
+
+// slice reads one slice, or takes what the last build read from it. It
+// returns the slice's ports when it read them.
+func (m *Builder) slice(nodeName string, next *memo, slice *discoveryv1.EndpointSlice, k sliceKey) (*sliceEntry, []slicePorts) {
 	v := versionOf(&slice.ObjectMeta)
 	e := m.prev.slices[k]
+	var ports []slicePorts
 	if e == nil || !v.known() || e.version != v || e.nodeName != nodeName {
 		sb := &builder{nodeName: nodeName}
-		name, ports, ok := sb.readSlice(slice, k.family)
+		name, read, ok := sb.readSlice(slice, k.family)
 		if !ok {
 			name = ""
 		}
-		e = &sliceEntry{version: v, nodeName: nodeName, service: name, ports: ports, warnings: sb.warnings}
+		e, ports = &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}, read
 	}
 	if v.known() && next != nil {
 		next.slices[k] = e
 	}
-	return e
+	return e, ports
 }
 
 // ports gives a Service's ports in t's family with their endpoints

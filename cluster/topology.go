@@ -127,7 +127,14 @@ func availableForTopology(ep *nodetable.Endpoint, mode, nodeName, zone string) b
 }
 
 // filterEndpoints keeps the order of eps, so its result stays sorted.
+// When it keeps every endpoint, as it mostly does, it returns eps itself
+// rather than a copy: the lists of a table are read-only, and at 10k
+// Services the copies were one more copy of every endpoint in memory.
 func filterEndpoints(eps []nodetable.Endpoint, keep func(*nodetable.Endpoint) bool) []nodetable.Endpoint {
+	first := slices.IndexFunc(eps, func(ep nodetable.Endpoint) bool { return !keep(&ep) })
+	if first < 0 && len(eps) > 0 {
+		return eps
+	}
 	var out []nodetable.Endpoint
 	for i := range eps {
 		if keep(&eps[i]) {

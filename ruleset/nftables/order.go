@@ -80,16 +80,24 @@ func appendSortKey(dst []byte, key string) []byte {
 	return dst
 }
 
+// appendPartKey appends the key of one part: a number, an address or
+// prefix, or a word. It tries a parser only on a part that can be of its
+// kind: a failed parse allocates its error, and sorting the elements of a
+// 10k-Service table tried some 100k of them.
 func appendPartKey(dst []byte, part string) []byte {
-	if n, err := strconv.ParseUint(part, 10, 64); err == nil {
-		dst = append(dst, kindNumber)
-		return binary.BigEndian.AppendUint64(dst, n)
+	if part != "" && strings.Trim(part, "0123456789") == "" {
+		if n, err := strconv.ParseUint(part, 10, 64); err == nil {
+			dst = append(dst, kindNumber)
+			return binary.BigEndian.AppendUint64(dst, n)
+		}
 	}
 	addr, bits := netip.Addr{}, -1
-	if a, err := netip.ParseAddr(part); err == nil {
-		addr, bits = a, a.BitLen()
-	} else if p, err := netip.ParsePrefix(part); err == nil {
-		addr, bits = p.Addr(), p.Bits()
+	if strings.ContainsAny(part, ".:") {
+		if a, err := netip.ParseAddr(part); err == nil {
+			addr, bits = a, a.BitLen()
+		} else if p, err := netip.ParsePrefix(part); err == nil {
+			addr, bits = p.Addr(), p.Bits()
+		}
 	}
 	if addr.IsValid() {
 		dst = append(dst, kindAddr, byte(addr.BitLen()))

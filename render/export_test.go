@@ -2,3 +2,4 @@ package render
 
 // HomeProxyPort exposes homeProxyPort to the external tests.
 var HomeProxyPort = homeProxyPort
+var SamePort = samePort

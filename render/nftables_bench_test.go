@@ -32,3 +32,28 @@ func BenchmarkRenderNFTables(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNFTablesRendererOneEndpoint renders the table after one
+// endpoint of one Service changed, with a renderer that rendered the table
+// before (apply --watch); compare BenchmarkRenderNFTables, a render from
+// nothing.
+func BenchmarkNFTablesRendererOneEndpoint(b *testing.B) {
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+	for _, n := range []int{1000, 10000} {
+		base := synthetic.Table(n, 10)
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var r render.NFTablesRenderer
+			r.Render(base, cfg)
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				round++
+				changed := synthetic.WithOneEndpointChanged(base, n/2, round)
+				b.StartTimer()
+				r.Render(changed, cfg)
+			}
+		})
+	}
+}

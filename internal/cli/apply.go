@@ -12,6 +12,8 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/savedplan"
 )
 
@@ -233,6 +235,7 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		return err
 	}
 	o.builder = &cluster.Builder{}
+	o.nftRenderers = map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
 	saver, _ := b.(cacheSaver)
 	if saver != nil {
 		saver.deferCacheFiles()

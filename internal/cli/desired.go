@@ -81,7 +81,7 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 		case ModeIPTables:
 			d.iptables = append(d.iptables, render.IPTables(table, d.cfg))
 		case ModeNFTables:
-			d.nftables = append(d.nftables, render.NFTables(table, d.cfg))
+			d.nftables = append(d.nftables, c.renderNFTables(table, d.cfg))
 		case ModeIPVS:
 			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
 		case ModeUserspace:
@@ -90,4 +90,13 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 	}
 	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
 	return d, nil
+}
+
+// renderNFTables renders one family's nftables table, with that family's
+// renderer when the command keeps them (watch mode).
+func (c *common) renderNFTables(t *nodetable.ServiceTable, cfg render.Config) *nft.Ruleset {
+	if r := c.nftRenderers[t.Family]; r != nil {
+		return r.Render(t, cfg)
+	}
+	return render.NFTables(t, cfg)
 }

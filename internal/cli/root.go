@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2/textlogger"
@@ -61,6 +63,9 @@ type common struct {
 	// --watch), rebuilds only the Services that changed since its last
 	// render; nil builds every render anew.
 	builder *cluster.Builder
+	// nftRenderers, set with builder, render each family's nftables
+	// table reusing the output of the ports that did not change.
+	nftRenderers map[nodetable.Family]*render.NFTablesRenderer
 }
 
 // options is the shape of every command, as in kubectl's

@@ -1,0 +1,122 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// NFTablesRenderer is NFTables for a caller that renders one family's
+// table again and again (apply --watch): it remembers what each Service
+// port rendered, and the next Render takes that over for every port that
+// is the same as before, with the same configuration and node, instead of
+// writing its chains, rules and elements anew. A port is the same when
+// its values are equal and its lists are the very same slices, which is
+// what cluster.Builder hands out for a Service that did not change; ports
+// built anew (from a hand-written file, say) are always rendered.
+//
+// Render gives exactly what NFTables gives. The chains it returns are
+// shared with earlier and later results: the rulesets are read-only. The
+// zero value is ready to use; it is not safe for concurrent use.
+type NFTablesRenderer struct {
+	setup string // the configuration and node the memo is for
+	ports map[nodetable.ServicePortName]*nftPortOutput
+}
+
+// nftPortOutput is what one Service port rendered: the chains and sets it
+// created, in order, and the elements it added to each of the table's
+// shared sets (indexed as nftState.shared lists them).
+type nftPortOutput struct {
+	port     nodetable.ServicePort
+	chains   []*nft.Chain
+	sets     []*nft.Set
+	elements [][]nft.Element
+}
+
+// Render renders t with cfg, reusing the output of unchanged ports.
+func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
+	s := newNFTState(t, &cfg)
+	s.writeSkeleton()
+	setup := fmt.Sprintf("%s %+v %+v %v", t.Family, t.Node, cfg, t.ServiceCIDRs)
+	prev := r.ports
+	if setup != r.setup {
+		prev = nil
+	}
+	next := make(map[nodetable.ServicePortName]*nftPortOutput, len(t.Ports))
+	shared := s.shared()
+	for i := range t.Ports {
+		sp := &t.Ports[i]
+		out := prev[sp.Name]
+		if out == nil || !samePort(&out.port, sp) {
+			out = s.recordServicePort(sp, shared)
+		} else {
+			s.replay(out, shared)
+		}
+		next[sp.Name] = out
+	}
+	for _, set := range s.rs.Sets {
+		sortDedupe(set)
+	}
+	r.setup, r.ports = setup, next
+	return s.rs
+}
+
+// shared lists the sets that every Service port adds elements to; a set
+// the skeleton did not create is nil.
+func (s *nftState) shared() []*nft.Set {
+	return []*nft.Set{s.hairpin, s.clusterIPs, s.noEPServices, s.noEPNodePorts, s.firewallIPs, s.serviceIPs, s.serviceNodePorts}
+}
+
+// recordServicePort writes one Service port and records what it wrote.
+func (s *nftState) recordServicePort(sp *nodetable.ServicePort, shared []*nft.Set) *nftPortOutput {
+	chains, sets := len(s.rs.Chains), len(s.rs.Sets)
+	before := make([]int, len(shared))
+	for i, set := range shared {
+		if set != nil {
+			before[i] = len(set.Elements)
+		}
+	}
+	s.writeServicePort(sp)
+	out := &nftPortOutput{port: *sp, chains: slices.Clone(s.rs.Chains[chains:]), sets: slices.Clone(s.rs.Sets[sets:]),
+		elements: make([][]nft.Element, len(shared))}
+	for i, set := range shared {
+		if set != nil {
+			// A copy: sortDedupe reorders the set's own array.
+			out.elements[i] = slices.Clone(set.Elements[before[i]:])
+		}
+	}
+	return out
+}
+
+// replay adds what a port rendered before, in the order it was written.
+func (s *nftState) replay(out *nftPortOutput, shared []*nft.Set) {
+	s.rs.Chains = append(s.rs.Chains, out.chains...)
+	s.rs.Sets = append(s.rs.Sets, out.sets...)
+	for i, set := range shared {
+		if set != nil {
+			set.Elements = append(set.Elements, out.elements[i]...)
+		}
+	}
+}
+
+// samePort reports whether b is a, for the memo: equal values, and the
+// very same lists (cluster.Builder's reused ports share them; a list
+// built anew counts as changed, which only costs a render).
+func samePort(a, b *nodetable.ServicePort) bool {
+	return a.Name == b.Name && a.ClusterIP == b.ClusterIP && a.Port == b.Port && a.NodePort == b.NodePort &&
+		a.HealthCheckNodePort == b.HealthCheckNodePort && a.AffinityTimeoutSeconds == b.AffinityTimeoutSeconds &&
+		a.InternalPolicyLocal == b.InternalPolicyLocal && a.ExternalPolicyLocal == b.ExternalPolicyLocal &&
+		a.HasEndpoints == b.HasEndpoints &&
+		sameSlice(a.ExternalIPs, b.ExternalIPs) && sameSlice(a.LoadBalancerVIPs, b.LoadBalancerVIPs) &&
+		sameSlice(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) &&
+		sameSlice(a.AllEndpoints, b.AllEndpoints) && sameSlice(a.ClusterEndpoints, b.ClusterEndpoints) &&
+		sameSlice(a.LocalEndpoints, b.LocalEndpoints) && sameSlice(a.ReachableEndpoints, b.ReachableEndpoints)
+}
+
+// sameSlice is true for two empty slices, or two that are one array's
+// same elements.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}

@@ -161,7 +161,7 @@ func TestBuilderMatchesBuild(t *testing.T) {
 	s := versioned(t)
 	var inc Builder
 	for _, step := range builderSteps {
-		s = deepCopySnapshot(s)
+		s = s.canonical()
 		step.change(s)
 		want, wantWarn, err := Build(s, step.cfg)
 		if err != nil {
@@ -191,7 +191,7 @@ func TestBuilderReusesUnchangedServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = deepCopySnapshot(s)
+	s = s.canonical()
 	es := sliceNamed(s, "api-a")
 	es.Endpoints[1].Addresses = []string{"10.244.2.8"}
 	bump(&es.ObjectMeta)
@@ -223,21 +223,4 @@ func portNamed(t *testing.T, table *nodetable.ServiceTable, name string) *nodeta
 	}
 	t.Fatalf("no port %s in %v", name, portNames(table))
 	return nil
-}
-
-func deepCopySnapshot(s *Snapshot) *Snapshot {
-	out := &Snapshot{}
-	for i := range s.Nodes {
-		out.Nodes = append(out.Nodes, *s.Nodes[i].DeepCopy())
-	}
-	for i := range s.Services {
-		out.Services = append(out.Services, *s.Services[i].DeepCopy())
-	}
-	for i := range s.EndpointSlices {
-		out.EndpointSlices = append(out.EndpointSlices, *s.EndpointSlices[i].DeepCopy())
-	}
-	for i := range s.ServiceCIDRs {
-		out.ServiceCIDRs = append(out.ServiceCIDRs, *s.ServiceCIDRs[i].DeepCopy())
-	}
-	return out
 }

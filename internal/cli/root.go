@@ -11,13 +11,14 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/clock"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
 // Exit codes, following kubectl diff.

@@ -30,16 +30,22 @@ type Probe interface {
 	NFTHint() (bool, error)
 	// LegacyTables: has any x_tables table been instantiated?
 	LegacyTables() (bool, error)
+	// LegacyInUse: does any x_tables table hold a rule or a chain of its
+	// own (anything beyond its built-in chains' policies)?
+	LegacyInUse() (bool, error)
 }
 
 // Detect is DetectBackend with the kernel's answers from p. It decides as
 // the wrapper does, but reads only what the decision needs:
 //   - a backend without tables has no hint and no rule, so it is not read
 //     at all; only its tools are checked, with --version;
-//   - x_tables is read whole, when it has tables: one iptables-legacy-save
-//     per family copies each table in one system call and gives both the
-//     hint and the rule count, and it lists only tables that exist (-t
-//     would create the table it names);
+//   - when nf_tables holds no iptables table, x_tables is not read either:
+//     the kernel's count of each table's entries says whether it holds
+//     anything beyond its built-in chains (see detectSide.probe);
+//   - otherwise x_tables is read whole, when it has tables: one
+//     iptables-legacy-save per family copies each table in one system call
+//     and gives both the hint and the rule count, and it lists only tables
+//     that exist (-t would create the table it names);
 //   - nf_tables' hint is a netlink lookup of the chain by name, made only
 //     when legacy has a hint or rules (otherwise nf_tables wins anyway);
 //   - nf_tables' rules are counted with iptables-nft-save, the one costly
@@ -50,15 +56,11 @@ type Probe interface {
 // When netlink cannot list nf_tables' tables, nf_tables is read with
 // iptables-nft-save as before: -t mangle for the hint, then whole.
 func Detect(ctx context.Context, ex Execer, p Probe) (Backend, error) {
-	legacy := detectSide{backend: Legacy}
-	if exist, err := p.LegacyTables(); err == nil && exist {
-		legacy.readAll(ctx, ex)
-	} else {
-		legacy.checkTools(ctx, ex)
-	}
-	nft := detectSide{backend: NFT}
 	exist, err := p.NFTTables()
 	netlinkOK := err == nil
+	legacy := detectSide{backend: Legacy}
+	legacy.probe(ctx, ex, p, netlinkOK && !exist)
+	nft := detectSide{backend: NFT}
 	switch {
 	case !netlinkOK:
 		nft.readHint(ctx, ex)
@@ -108,6 +110,32 @@ type detectSide struct {
 }
 
 func (d *detectSide) save(bin string) string { return bin + "-" + string(d.backend) + "-save" }
+
+// probe learns what the decision needs of x_tables. With no table there,
+// or (when nf_tables holds none) none that holds more than its built-in
+// chains, it holds no hint and no rule, and only its tools are checked.
+// When nf_tables holds no table, a legacy table with a chain or rule of
+// its own decides for legacy without a dump: rules there outnumber
+// nf_tables' none, or the chain is kubelet's hint (the one case where the
+// wrapper would decide otherwise, a legacy table with only empty chains
+// that are not the hint, is left to legacy). Otherwise x_tables is read
+// whole.
+func (d *detectSide) probe(ctx context.Context, ex Execer, p Probe, nftEmpty bool) {
+	if exist, err := p.LegacyTables(); err != nil || !exist {
+		d.checkTools(ctx, ex)
+		return
+	}
+	if nftEmpty {
+		if inUse, err := p.LegacyInUse(); err == nil {
+			d.checkTools(ctx, ex)
+			if inUse {
+				d.rules = 1 // at least; enough against nf_tables' none
+			}
+			return
+		}
+	}
+	d.readAll(ctx, ex)
+}
 
 // checkTools runs the save tool's --version.
 func (d *detectSide) checkTools(ctx context.Context, ex Execer) {

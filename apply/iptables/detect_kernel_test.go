@@ -21,6 +21,9 @@ func TestDetectBackendInKernel(t *testing.T) {
 		want  applyipt.Backend
 	}{
 		{"empty namespace", nil, applyipt.NFT},
+		{"legacy tables loaded but empty", []string{"iptables-legacy -t nat -L -n", "ip6tables-legacy -t filter -L -n"}, applyipt.NFT},
+		{"kubelet's hint in legacy only", []string{"iptables-legacy -t mangle -N KUBE-IPTABLES-HINT"}, applyipt.Legacy},
+		{"an IPv6 rule in legacy only", []string{"ip6tables-legacy -t filter -A INPUT -j RETURN"}, applyipt.Legacy},
 		{"rules in legacy only", []string{"iptables-legacy -t nat -N X", "iptables-legacy -t nat -A X -j RETURN"}, applyipt.Legacy},
 		{"rules in nft only", []string{"iptables-nft -t nat -N X", "iptables-nft -t nat -A X -j RETURN"}, applyipt.NFT},
 		{"more rules in legacy, hint in nft", []string{"iptables-legacy -t nat -N X", "iptables-legacy -t nat -A X -j RETURN", "iptables-nft -t mangle -N KUBE-IPTABLES-HINT"}, applyipt.NFT},
@@ -58,4 +61,39 @@ func legacyTableNames(t *testing.T, ns netlab.NS) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// TestLegacyInUseInKernel checks the kernel probe's reading of x_tables'
+// entry counts: instantiated but empty tables are not in use, a chain of
+// their own or a rule, in either family, is.
+func TestLegacyInUseInKernel(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "iptables-legacy", "ip6tables-legacy")
+	lab := netlab.New(t)
+	probe := func(want bool, why string) {
+		t.Helper()
+		var got bool
+		err := lab.Node().Do(func() (err error) {
+			got, err = applyipt.KernelProbe{}.LegacyInUse()
+			return err
+		})
+		if err != nil || got != want {
+			t.Errorf("%s: LegacyInUse %v, %v; want %v", why, got, err, want)
+		}
+	}
+	run := func(line string) {
+		t.Helper()
+		if out, err := lab.Node().Run(context.Background(), "sh", "-c", line); err != nil {
+			t.Fatalf("%s: %v: %s", line, err, out)
+		}
+	}
+	probe(false, "no tables")
+	run("iptables-legacy -t nat -L -n >/dev/null; iptables-legacy -t mangle -L -n >/dev/null; ip6tables-legacy -L -n >/dev/null")
+	probe(false, "empty tables")
+	run("ip6tables-legacy -A INPUT -j RETURN")
+	probe(true, "an IPv6 rule")
+	run("ip6tables-legacy -D INPUT -j RETURN")
+	probe(false, "the rule deleted")
+	run("iptables-legacy -t mangle -N KUBE-IPTABLES-HINT")
+	probe(true, "an empty chain of its own")
 }

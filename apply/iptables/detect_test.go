@@ -17,6 +17,7 @@ type fakeTools struct {
 	nftTables bool              // nf_tables holds an ip/ip6 filter, nat, ... table
 	nftHint   bool              // the hint chain is in nf_tables' mangle
 	noNetlink bool              // netlink fails
+	noGetInfo bool              // x_tables' summary cannot be read
 	ran       *[]string
 }
 
@@ -47,6 +48,16 @@ func (f fakeTools) NFTHint() (bool, error) {
 
 func (f fakeTools) LegacyTables() (bool, error) { return f.legacy, nil }
 
+// LegacyInUse answers as the kernel would for the canned legacy dump: a
+// chain of its own or a rule is an entry beyond the built-in chains.
+func (f fakeTools) LegacyInUse() (bool, error) {
+	if f.noGetInfo {
+		return false, errors.New("getsockopt: operation not permitted")
+	}
+	d := f.dumps["iptables-legacy-save"]
+	return f.legacy && (strings.Contains(d, "\n:") || strings.Contains(d, "\n-A ")), nil
+}
+
 const (
 	hintDump  = "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n"
 	rulesDump = "*nat\n:X - [0:0]\n-A X -j ACCEPT\n-A X -j ACCEPT\nCOMMIT\n"
@@ -70,6 +81,8 @@ func TestDetectBackend(t *testing.T) {
 		{"more rules in legacy, both have tables", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": rulesDump, "iptables-nft-save": oneRule}}, Legacy},
 		{"as many rules in both", fakeTools{legacy: true, nftTables: true, dumps: map[string]string{"iptables-legacy-save": rulesDump, "iptables-nft-save": rulesDump}}, NFT},
 		{"legacy tables without rules", fakeTools{legacy: true, nftTables: true}, NFT},
+		{"legacy tables without rules, no nft tables", fakeTools{legacy: true}, NFT},
+		{"more rules in legacy, its summary unreadable", fakeTools{legacy: true, noGetInfo: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}}, Legacy},
 		{"legacy rules but no legacy tables listed", fakeTools{dumps: map[string]string{"iptables-legacy-save": rulesDump}}, NFT},
 		{"only legacy installed", fakeTools{missing: "nft"}, Legacy},
 		{"only legacy installed, nft tables", fakeTools{missing: "nft", nftTables: true, legacy: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}}, Legacy},
@@ -112,7 +125,11 @@ func TestDetectReadsOnlyWhatItNeeds(t *testing.T) {
 		{"rules only in nft", fakeTools{nftTables: true, nftHint: true},
 			[]string{"iptables-legacy-save --version", "iptables-nft-save --version"}},
 		{"rules only in legacy", fakeTools{legacy: true, dumps: map[string]string{"iptables-legacy-save": hintDump + rulesDump}},
+			[]string{"iptables-legacy-save --version", "iptables-nft-save --version"}},
+		{"rules only in legacy, its summary unreadable", fakeTools{legacy: true, noGetInfo: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}},
 			[]string{"iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save --version"}},
+		{"legacy loaded but empty, no nft tables", fakeTools{legacy: true},
+			[]string{"iptables-legacy-save --version", "iptables-nft-save --version"}},
 		{"legacy loaded but empty", fakeTools{legacy: true, nftTables: true},
 			[]string{"iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save --version"}},
 		{"the hints decide", fakeTools{legacy: true, nftTables: true, nftHint: true, dumps: map[string]string{"iptables-legacy-save": rulesDump}},

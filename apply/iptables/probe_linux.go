@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
+	"strings"
+	"unsafe"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -72,6 +75,73 @@ func (KernelProbe) LegacyTables() (bool, error) {
 			return false, err
 		}
 		if len(bytes.TrimSpace(out)) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// x_tables' getsockopt for a table's summary (IPT_SO_GET_INFO and
+// IP6T_SO_GET_INFO, both IPT_BASE_CTL) and its answer, struct
+// ipt_getinfo (ip6t_getinfo has the same layout).
+const xtSoGetInfo = 64
+
+type xtGetInfo struct {
+	name       [32]byte
+	validHooks uint32
+	hookEntry  [5]uint32
+	underflow  [5]uint32
+	numEntries uint32
+	size       uint32
+}
+
+// LegacyInUse reports whether an instantiated x_tables table holds more
+// entries than an empty one: a table starts with one entry per built-in
+// chain (its policy) and a final one, and every rule adds one, every
+// chain of its own two. It asks only for the tables the kernel lists, by
+// name, so it creates none.
+func (KernelProbe) LegacyInUse() (bool, error) {
+	for _, f := range []struct {
+		names       string
+		domain, lvl int
+	}{{"ip_tables_names", unix.AF_INET, unix.IPPROTO_IP}, {"ip6_tables_names", unix.AF_INET6, unix.IPPROTO_IPV6}} {
+		out, err := os.ReadFile("/proc/thread-self/net/" + f.names)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		names := strings.Fields(string(out))
+		if len(names) == 0 {
+			continue
+		}
+		inUse, err := xtablesInUse(f.domain, f.lvl, names)
+		if inUse || err != nil {
+			return inUse, err
+		}
+	}
+	return false, nil
+}
+
+// xtablesInUse asks for each named table's summary over a raw socket of
+// the family.
+func xtablesInUse(domain, level int, names []string) (bool, error) {
+	fd, err := unix.Socket(domain, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
+	if err != nil {
+		return false, fmt.Errorf("x_tables probe: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, name := range names {
+		var info xtGetInfo
+		copy(info.name[:len(info.name)-1], name)
+		size := uint32(unsafe.Sizeof(info))
+		_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), xtSoGetInfo,
+			uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&size)), 0)
+		if errno != 0 {
+			return false, fmt.Errorf("x_tables probe of table %s: %w", name, errno)
+		}
+		if info.numEntries > uint32(bits.OnesCount32(info.validHooks))+1 {
 			return true, nil
 		}
 	}

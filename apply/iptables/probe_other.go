@@ -15,3 +15,6 @@ func (KernelProbe) NFTHint() (bool, error) { return false, errors.ErrUnsupported
 
 // LegacyTables implements Probe.
 func (KernelProbe) LegacyTables() (bool, error) { return false, errors.ErrUnsupported }
+
+// LegacyInUse implements Probe.
+func (KernelProbe) LegacyInUse() (bool, error) { return false, errors.ErrUnsupported }

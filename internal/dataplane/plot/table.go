@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// column is one metric of the table.
+type column struct {
+	metric, head string
+	digits       int // significant digits
+}
+
+var columns = []column{
+	{"program-s", "from empty (s)", 3},
+	{"change-s", "one change (s)", 3},
+	{"first-us", "connect, first (µs)", 3},
+	{"last-us", "connect, last (µs)", 3},
+	{"conn/s", "connections/s", 3},
+	{"kmem-MB", "kernel memory (MiB)", 3},
+}
+
+// table is the markdown table of one place's runs.
+func table(runs []run, where string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n| mode | Services |", where)
+	for _, c := range columns {
+		b.WriteString(" " + c.head + " |")
+	}
+	b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(columns)) + "\n")
+	for _, r := range runs {
+		fmt.Fprintf(&b, "| %s | %s |", r.mode, thousands(r.services))
+		for _, c := range columns {
+			v, ok := r.metrics[c.metric]
+			if !ok {
+				b.WriteString(" |")
+				continue
+			}
+			b.WriteString(" " + significant(v, c.digits) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// significant prints v with at most digits significant digits, without
+// an exponent.
+func significant(v float64, digits int) string {
+	if v == 0 {
+		return "0"
+	}
+	mag := int(math.Floor(math.Log10(math.Abs(v))))
+	decimals := max(digits-1-mag, 0)
+	scale := math.Pow(10, float64(digits-1-mag))
+	v = math.Round(v*scale) / scale
+	return fmt.Sprintf("%.*f", decimals, v)
+}
+
+// thousands prints n with commas: 10,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

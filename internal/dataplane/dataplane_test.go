@@ -12,10 +12,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/vmtest"
 )
@@ -92,6 +95,12 @@ func BenchmarkDataplane(b *testing.B) {
 	sizes, err := parseSizes(*sizesFlag)
 	if err != nil {
 		b.Fatal(err)
+	}
+	// The VM's kernel, for the document (hack/bench-dataplane.sh greps
+	// it); benchmarks' logs do not show without -test.v.
+	var uts unix.Utsname
+	if vmtest.InGuest() && unix.Uname(&uts) == nil {
+		fmt.Printf("dataplane: kernel %s, %d CPUs\n", unix.ByteSliceToString(uts.Release[:]), runtime.NumCPU())
 	}
 	for name := range strings.SplitSeq(*modesFlag, ",") {
 		m, ok := modeByName(strings.TrimSpace(name))

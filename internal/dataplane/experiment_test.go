@@ -102,7 +102,7 @@ func TestDataplaneInVM(t *testing.T) {
 	}
 	bin := vmtest.BuildTest(t, ".")
 	res, err := vmtest.Boot(t.Context(), vmtest.Config{
-		Init: bin, Memory: "3G", Timeout: timeout, Output: t.Output(),
+		Init: bin, Memory: "4G", Timeout: timeout, Output: t.Output(),
 		Args: []string{"-test.run=^$", "-test.bench=^BenchmarkDataplane$", "-test.benchtime=1x",
 			"-test.timeout=" + (timeout - 20*time.Second).Round(time.Second).String(),
 			"-dataplane.sizes=" + envOr("DATAPLANE_VM_SIZES", *sizesFlag),

@@ -10,7 +10,7 @@ import (
 
 const sample = `goos: linux
 BenchmarkDataplane/mode=nftables/services=1000-2   	       1	1747663986 ns/op	         0.01981 change-s	     14592 conn/s	        18.73 first-us
-BenchmarkDataplane/mode=iptables/services=100-2    	       1	2119394340 ns/op	         0.2010 change-s	     15537 conn/s	        20.84 first-us
+BenchmarkDataplane/mode=iptables/services=100-2    	       1	2119394340 ns/op	         0.2010 change-s	     15537 conn/s	        20.84 first-us	        30.84 last-us
     BenchmarkDataplane/mode=ipvs/services=100         	       1	6325717418 ns/op	         0.5322 change-s
 --- SKIP: BenchmarkDataplane/mode=ipvs/services=100
 PASS
@@ -80,13 +80,13 @@ func TestChartsAndDoc(t *testing.T) {
 	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
 		t.Fatalf("connect chart is not XML: %v", err)
 	}
-	// first-us of iptables and nftables; ipvs has none.
-	if n := strings.Count(string(svg), "<polyline"); n != 2 {
-		t.Errorf("connect chart has %d lines, want 2", n)
+	// first-us of iptables and nftables, last-us of iptables; ipvs has none.
+	if n := strings.Count(string(svg), "<polyline"); n != 3 {
+		t.Errorf("connect chart has %d lines, want 3", n)
 	}
 	out, _ := os.ReadFile(doc)
 	s := string(out)
-	for _, want := range []string{"before\n", "\nafter\n", "on a test machine", "| iptables | 100 |", "(perf/dataplane-host-kmem.svg)"} {
+	for _, want := range []string{"before\n", "\nafter\n", "on a test machine", "| iptables | 100 |", "| 10.0 |", "(perf/dataplane-host-kmem.svg)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("document lacks %q:\n%s", want, s)
 		}

@@ -6,19 +6,31 @@ import (
 	"strings"
 )
 
-// column is one metric of the table.
+// column is one metric of the table, or with minus set the difference
+// metric - minus of the same run.
 type column struct {
-	metric, head string
-	digits       int // significant digits
+	metric, minus, head string
+	digits              int // significant digits
 }
 
 var columns = []column{
-	{"program-s", "from empty (s)", 3},
-	{"change-s", "one change (s)", 3},
-	{"first-us", "connect, first (µs)", 3},
-	{"last-us", "connect, last (µs)", 3},
-	{"conn/s", "connections/s", 3},
-	{"kmem-MB", "kernel memory (MiB)", 3},
+	{"program-s", "", "from empty (s)", 3},
+	{"change-s", "", "one change (s)", 3},
+	{"first-us", "", "connect, first (µs)", 3},
+	{"last-us", "", "connect, last (µs)", 3},
+	{"last-us", "first-us", "last − first (µs)", 3},
+	{"conn/s", "", "connections/s", 3},
+	{"kmem-MB", "", "kernel memory (MiB)", 3},
+}
+
+// value is the column's figure of run r, if it has one.
+func (c column) value(r run) (float64, bool) {
+	v, ok := r.metrics[c.metric]
+	if c.minus == "" || !ok {
+		return v, ok
+	}
+	m, ok := r.metrics[c.minus]
+	return v - m, ok
 }
 
 // table is the markdown table of one place's runs.
@@ -32,7 +44,7 @@ func table(runs []run, where string) string {
 	for _, r := range runs {
 		fmt.Fprintf(&b, "| %s | %s |", r.mode, thousands(r.services))
 		for _, c := range columns {
-			v, ok := r.metrics[c.metric]
+			v, ok := c.value(r)
 			if !ok {
 				b.WriteString(" |")
 				continue

@@ -85,8 +85,9 @@ func parseSizes(s string) ([]int, error) {
 //   - first-us, last-us: the median TCP connect time (SYN sent to
 //     established, through the DNAT to a real backend) from the client
 //     namespace to the first and the last Service in iptables' rule order;
-//   - conn/s: new connections opened and reset per second through the first
-//     Service by two connecting threads for -dataplane.window;
+//   - first-conn/s, last-conn/s: new connections opened and reset per
+//     second through the first and through the last Service by two
+//     connecting threads, for -dataplane.window each;
 //   - kmem-MB: the growth of the kernel's Slab+VmallocUsed+Percpu
 //     (/proc/meminfo, machine-wide) across the program-s step.
 //

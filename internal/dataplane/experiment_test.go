@@ -16,7 +16,8 @@ type result struct {
 	program, change time.Duration
 	first, last     time.Duration // median connect times
 	slowest         time.Duration // of all timed connects
-	rate            float64       // connections per second
+	rateFirst       float64       // connections per second, first Service
+	rateLast        float64       // and last
 	kmem            int64         // bytes
 }
 
@@ -26,7 +27,8 @@ func (r result) report(b *testing.B) {
 	b.ReportMetric(float64(r.first.Nanoseconds())/1e3, "first-us")
 	b.ReportMetric(float64(r.last.Nanoseconds())/1e3, "last-us")
 	b.ReportMetric(float64(r.slowest.Nanoseconds())/1e3, "slowest-us")
-	b.ReportMetric(r.rate, "conn/s")
+	b.ReportMetric(r.rateFirst, "first-conn/s")
+	b.ReportMetric(r.rateLast, "last-conn/s")
 	b.ReportMetric(float64(r.kmem)/(1<<20), "kmem-MB")
 }
 
@@ -75,7 +77,10 @@ func experiment(b *testing.B, m mode, n int) result {
 		b.Fatal(err)
 	}
 	r.first, r.last, r.slowest = medians[0], medians[1], slowest
-	if r.rate, err = connectRate(lab.Client(), serviceIP(table, first), 2, *windowFlag); err != nil {
+	if r.rateFirst, err = connectRate(lab.Client(), serviceIP(table, first), 2, *windowFlag); err != nil {
+		b.Fatal(err)
+	}
+	if r.rateLast, err = connectRate(lab.Client(), serviceIP(table, last), 2, *windowFlag); err != nil {
 		b.Fatal(err)
 	}
 	return r

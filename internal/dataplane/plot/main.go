@@ -82,9 +82,10 @@ func run1(in inputs, svgDir, doc, about string) error {
 // chartsOf are the charts of one place.
 func chartsOf(runs []run, where string) map[string]chart {
 	connect := append(seriesOf(runs, "first-us", " first", false), seriesOf(runs, "last-us", " last", true)...)
+	rate := append(seriesOf(runs, "first-conn/s", " first", false), seriesOf(runs, "last-conn/s", " last", true)...)
 	return map[string]chart{
 		"connect": {title: "TCP connect through the DNAT, median (" + where + ")", yLabel: "µs", series: connect},
-		"rate":    {title: "New connections per second, one Service (" + where + ")", yLabel: "connections/s", series: seriesOf(runs, "conn/s", "", false)},
+		"rate":    {title: "New connections per second through one Service (" + where + ")", yLabel: "connections/s", series: rate},
 		"program": {title: "Programming all Services from empty (" + where + ")", yLabel: "seconds", logY: true, series: seriesOf(runs, "program-s", "", false)},
 		"change":  {title: "Programming one endpoint change (" + where + ")", yLabel: "seconds", logY: true, series: seriesOf(runs, "change-s", "", false)},
 		"kmem":    {title: "Kernel memory growth, Slab+Vmalloc+Percpu (" + where + ")", yLabel: "MiB", logY: true, series: seriesOf(runs, "kmem-MB", "", false)},

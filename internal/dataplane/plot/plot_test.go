@@ -9,8 +9,8 @@ import (
 )
 
 const sample = `goos: linux
-BenchmarkDataplane/mode=nftables/services=1000-2   	       1	1747663986 ns/op	         0.01981 change-s	     14592 conn/s	        18.73 first-us
-BenchmarkDataplane/mode=iptables/services=100-2    	       1	2119394340 ns/op	         0.2010 change-s	     15537 conn/s	        20.84 first-us	        30.84 last-us
+BenchmarkDataplane/mode=nftables/services=1000-2   	       1	1747663986 ns/op	         0.01981 change-s	     14592 first-conn/s	        18.73 first-us
+BenchmarkDataplane/mode=iptables/services=100-2    	       1	2119394340 ns/op	         0.2010 change-s	     15537 first-conn/s	        20.84 first-us	        30.84 last-us
     BenchmarkDataplane/mode=ipvs/services=100         	       1	6325717418 ns/op	         0.5322 change-s
 --- SKIP: BenchmarkDataplane/mode=ipvs/services=100
 PASS

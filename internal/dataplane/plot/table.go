@@ -19,7 +19,8 @@ var columns = []column{
 	{"first-us", "", "connect, first (µs)", 3},
 	{"last-us", "", "connect, last (µs)", 3},
 	{"last-us", "first-us", "last − first (µs)", 3},
-	{"conn/s", "", "connections/s", 3},
+	{"first-conn/s", "", "conn/s, first", 3},
+	{"last-conn/s", "", "conn/s, last", 3},
 	{"kmem-MB", "", "kernel memory (MiB)", 3},
 }
 

@@ -86,8 +86,10 @@ func parseSizes(s string) ([]int, error) {
 //     established, through the DNAT to a real backend) from the client
 //     namespace to the first and the last Service in iptables' rule order;
 //   - first-conn/s, last-conn/s: new connections opened and reset per
-//     second through the first and through the last Service by two
-//     connecting threads, for -dataplane.window each;
+//     second through the first and through the last Service by one
+//     connecting thread, for -dataplane.window each; stalls: how many of
+//     them waited for a retransmitted SYN (over 200 ms), which would
+//     make the rate say more about one lost packet than about the rules;
 //   - kmem-MB: the growth of the kernel's Slab+VmallocUsed+Percpu
 //     (/proc/meminfo, machine-wide) across the program-s step.
 //

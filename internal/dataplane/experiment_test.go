@@ -18,6 +18,7 @@ type result struct {
 	slowest         time.Duration // of all timed connects
 	rateFirst       float64       // connections per second, first Service
 	rateLast        float64       // and last
+	stalls          int           // connects over stallThreshold in both
 	kmem            int64         // bytes
 }
 
@@ -29,6 +30,7 @@ func (r result) report(b *testing.B) {
 	b.ReportMetric(float64(r.slowest.Nanoseconds())/1e3, "slowest-us")
 	b.ReportMetric(r.rateFirst, "first-conn/s")
 	b.ReportMetric(r.rateLast, "last-conn/s")
+	b.ReportMetric(float64(r.stalls), "stalls")
 	b.ReportMetric(float64(r.kmem)/(1<<20), "kmem-MB")
 }
 
@@ -77,12 +79,14 @@ func experiment(b *testing.B, m mode, n int) result {
 		b.Fatal(err)
 	}
 	r.first, r.last, r.slowest = medians[0], medians[1], slowest
-	if r.rateFirst, err = connectRate(lab.Client(), serviceIP(table, first), 2, *windowFlag); err != nil {
+	var stalls [2]int
+	if r.rateFirst, stalls[0], err = connectRate(lab.Client(), serviceIP(table, first), *windowFlag); err != nil {
 		b.Fatal(err)
 	}
-	if r.rateLast, err = connectRate(lab.Client(), serviceIP(table, last), 2, *windowFlag); err != nil {
+	if r.rateLast, stalls[1], err = connectRate(lab.Client(), serviceIP(table, last), *windowFlag); err != nil {
 		b.Fatal(err)
 	}
+	r.stalls = stalls[0] + stalls[1]
 	return r
 }
 

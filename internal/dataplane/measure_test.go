@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -102,38 +101,33 @@ func median(s []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// connectRate opens connections from ns to dst on threads connecting
-// threads, one after the other on each, for window, and returns how many
-// were established per second. Any failed connection is an error.
-func connectRate(ns netlab.NS, dst netip.AddrPort, threads int, window time.Duration) (float64, error) {
-	var wg sync.WaitGroup
-	counts := make([]int, threads)
-	errs := make([]error, threads)
+// stallThreshold marks a connect that waited for a retransmission: the
+// first SYN retry comes after one second.
+const stallThreshold = 200 * time.Millisecond
+
+// connectRate opens connections from ns to dst one after the other on
+// one thread for window, and returns how many were established per
+// second and how many of them stalled (see stallThreshold). One thread
+// leaves the other CPU to the backend: with two connecting threads on
+// two CPUs the backend's accept loop fell behind, its listen queue
+// overflowed (TcpExtListenOverflows), and dropped SYNs cost whole
+// seconds of the window. Any failed connection is an error.
+func connectRate(ns netlab.NS, dst netip.AddrPort, window time.Duration) (rate float64, stalls int, err error) {
+	count := 0
 	start := time.Now()
-	deadline := start.Add(window)
-	for i := range threads {
-		wg.Go(func() {
-			errs[i] = ns.Do(func() error {
-				for time.Now().Before(deadline) {
-					if _, err := connect(dst); err != nil {
-						return err
-					}
-					counts[i]++
-				}
-				return nil
-			})
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	total := 0
-	for i := range threads {
-		if errs[i] != nil {
-			return 0, errs[i]
+	err = ns.Do(func() error {
+		for deadline := start.Add(window); time.Now().Before(deadline); count++ {
+			d, err := connect(dst)
+			if err != nil {
+				return err
+			}
+			if d > stallThreshold {
+				stalls++
+			}
 		}
-		total += counts[i]
-	}
-	return float64(total) / elapsed.Seconds(), nil
+		return nil
+	})
+	return float64(count) / time.Since(start).Seconds(), stalls, err
 }
 
 // kernelMemoryFields are the /proc/meminfo lines (kB) where the rules of

@@ -10,7 +10,7 @@ import (
 
 const sample = `goos: linux
 BenchmarkDataplane/mode=nftables/services=1000-2   	       1	1747663986 ns/op	         0.01981 change-s	     14592 first-conn/s	        18.73 first-us
-BenchmarkDataplane/mode=iptables/services=100-2    	       1	2119394340 ns/op	         0.2010 change-s	     15537 first-conn/s	        20.84 first-us	        30.84 last-us
+BenchmarkDataplane/mode=iptables/services=100-2    	       1	2119394340 ns/op	         0.2010 change-s	     15537 first-conn/s	        20.84 first-us	        30.84 last-us	2 stalls
     BenchmarkDataplane/mode=ipvs/services=100         	       1	6325717418 ns/op	         0.5322 change-s
 --- SKIP: BenchmarkDataplane/mode=ipvs/services=100
 PASS
@@ -86,7 +86,7 @@ func TestChartsAndDoc(t *testing.T) {
 	}
 	out, _ := os.ReadFile(doc)
 	s := string(out)
-	for _, want := range []string{"before\n", "\nafter\n", "on a test machine", "| iptables | 100 |", "| 10.0 |", "(perf/dataplane-host-kmem.svg)"} {
+	for _, want := range []string{"before\n", "\nafter\n", "on a test machine", "| iptables | 100 |", "| 10.0 |", "iptables at 100: 2.", "(perf/dataplane-host-kmem.svg)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("document lacks %q:\n%s", want, s)
 		}

@@ -54,7 +54,24 @@ func table(runs []run, where string) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(stallNote(runs))
 	return b.String()
+}
+
+// stallNote names the runs whose connection rate includes connects that
+// waited for a retransmitted SYN ("stalls"), or says there were none.
+func stallNote(runs []run) string {
+	var stalled []string
+	for _, r := range runs {
+		if n := r.metrics["stalls"]; n > 0 {
+			stalled = append(stalled, fmt.Sprintf("%s at %s: %g", r.mode, thousands(r.services), n))
+		}
+	}
+	if len(stalled) == 0 {
+		return "\nNo connection in the conn/s windows waited for a retransmitted SYN.\n"
+	}
+	return "\nConnections in the conn/s windows that waited for a retransmitted SYN (over 200 ms; each costs a second of the window): " +
+		strings.Join(stalled, ", ") + ".\n"
 }
 
 // significant prints v with at most digits significant digits, without

@@ -81,10 +81,12 @@ func parseSizes(s string) ([]int, error) {
 //
 //   - program-s: Plan+Apply of N Services x 10 endpoints into the empty
 //     node (rendering outside the timer);
-//   - change-s: Plan+Apply of one endpoint of one Service changing;
+//   - change-s: Plan+Apply of one endpoint of Service N/2 changing, with
+//     the same client and the caches a --state-dir gives the CLI;
 //   - first-us, last-us: the median TCP connect time (SYN sent to
 //     established, through the DNAT to a real backend) from the client
-//     namespace to the first and the last Service in iptables' rule order;
+//     namespace to the first and the last Service in iptables' rule order,
+//     timed in alternation; slowest-us: the slowest of those connects;
 //   - first-conn/s, last-conn/s: new connections opened and reset per
 //     second through the first and through the last Service by one
 //     connecting thread, for -dataplane.window each; stalls: how many of

@@ -164,7 +164,8 @@ func testSupport(name string) bool {
 	case "internal/netlab", "internal/traffic", "internal/vmtest", "internal/testcluster", "internal/conformance",
 		"internal/e2e/ipvs", "internal/conformance/ipvsvm", "internal/synthetic", "internal/golden", "internal/goldencase", "internal/archtest", "internal/testenv",
 		"internal/ociimage", "internal/ociimage/mkimage", "internal/imagetest",
-		"internal/kubeletlab", "internal/kubeletlab/agent", "internal/e2e/kubelet", "internal/release":
+		"internal/kubeletlab", "internal/kubeletlab/agent", "internal/e2e/kubelet", "internal/release",
+		"internal/dataplane", "internal/dataplane/plot":
 		return true
 	}
 	return false

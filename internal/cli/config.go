@@ -82,6 +82,9 @@ func (c *kubeProxyConfiguration) flagValues(mode string) settings {
 	s.add("ipvs-scheduler", "ipvs.scheduler", c.IPVS.Scheduler)
 	s.add("metrics-bind-address", "metricsBindAddress", c.MetricsBindAddress)
 	s.add("healthz-bind-address", "healthzBindAddress", c.HealthzBindAddress)
+	if c.EnableProfiling {
+		s.add("profiling", "enableProfiling", "true")
+	}
 	s.add("proxy-port-range", "portRange", c.PortRange)
 	s.addBool("iptables-localhost-nodeports", "iptables.localhostNodePorts", c.IPTables.LocalhostNodePorts)
 	c.modeSettings(s, mode)

@@ -174,3 +174,15 @@ func TestConfigKubeconfig(t *testing.T) {
 		t.Errorf("render --config --kubeconfig: exit %d, %q; want the error to name %s only", code, stderr, fromFlag)
 	}
 }
+
+// TestConfigEnableProfiling: enableProfiling in a config file turns on
+// --profiling, as kube-proxy's field does, and false leaves it off.
+func TestConfigEnableProfiling(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		c := &kubeProxyConfiguration{EnableProfiling: on}
+		v, set := c.flagValues("nftables")["profiling"]
+		if set != on || (on && v.value != "true") {
+			t.Errorf("enableProfiling %v: flag value %+v, set %v", on, v, set)
+		}
+	}
+}

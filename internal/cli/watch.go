@@ -25,16 +25,18 @@ type watchFlags struct {
 	syncPeriod    time.Duration
 	metricsAddr   string
 	healthzAddr   string
+	profiling     bool
 }
 
 // watchOnlyFlags are the flags that mean something only with --watch.
-var watchOnlyFlags = []string{"min-sync-period", "sync-period", "metrics-bind-address", "healthz-bind-address"}
+var watchOnlyFlags = []string{"min-sync-period", "sync-period", "metrics-bind-address", "healthz-bind-address", "profiling"}
 
 func (w *watchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&w.enabled, "watch", false, "keep running: watch the cluster and sync the kernel on every change, as kube-proxy does")
 	fs.DurationVar(&w.minSyncPeriod, "min-sync-period", time.Second, "with --watch: the least time between two syncs; changes arriving meanwhile are batched into the next one (0: sync on every change)")
 	fs.DurationVar(&w.syncPeriod, "sync-period", 30*time.Second, "with --watch: the most time between two syncs; each one re-reads the kernel and repairs drift, and a change waiting twice as long fails /healthz")
 	fs.StringVar(&w.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", "with --watch: host:port of the Prometheus /metrics endpoint (empty: none)")
+	fs.BoolVar(&w.profiling, "profiling", false, "with --watch: also serve Go's CPU, heap and goroutine profiles under /debug/pprof/ on the metrics address, as kube-proxy's --profiling does")
 	fs.StringVar(&w.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", "with --watch: host:port of the /healthz and /livez endpoints, kube-proxy's, which cloud load balancers probe (empty: none)")
 }
 
@@ -91,6 +93,7 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 		MinSyncPeriod: w.minSyncPeriod,
 		SyncPeriod:    w.syncPeriod,
 		MetricsAddr:   w.metricsAddr,
+		Profiling:     w.profiling,
 		HealthzAddr:   w.healthzAddr,
 		ProxyMode:     o.proxy.Mode,
 		Sync:          sync,

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,9 @@ type Config struct {
 	// MetricsAddr and HealthzAddr are host:port to serve /metrics and
 	// /healthz, /livez on; empty serves nothing.
 	MetricsAddr, HealthzAddr string
+	// Profiling also serves Go's profiles under /debug/pprof/ on the
+	// metrics server, as kube-proxy's enableProfiling does.
+	Profiling bool
 	// ProxyMode is what /proxyMode on the metrics server answers, as
 	// kube-proxy's does.
 	ProxyMode string
@@ -188,6 +192,9 @@ func startServers(cfg *Config, m *metrics, h *health, log *slog.Logger) (stop fu
 	metricsMux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	metricsMux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, cfg.ProxyMode) })
 	metricsMux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	if cfg.Profiling {
+		serveProfiles(metricsMux)
+	}
 	healthMux := http.NewServeMux()
 	healthMux.Handle("/healthz", h.handler(true, m.healthz))
 	healthMux.Handle("/livez", h.handler(false, m.livez))
@@ -211,4 +218,14 @@ func startServers(cfg *Config, m *metrics, h *health, log *slog.Logger) (stop fu
 		log.Info("Serving", "paths", s.paths, "address", "http://"+l.Addr().String())
 	}
 	return stop, nil
+}
+
+// serveProfiles mounts net/http/pprof's handlers, as kube-proxy does on
+// its metrics server with enableProfiling.
+func serveProfiles(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }

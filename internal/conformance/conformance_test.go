@@ -117,12 +117,13 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 	res := &Result{Scenario: s.Name, Check: CheckRules(m)}
 	defer report.Add(res)
 	kpNS := node(t, s, snap)
-	config, err := e.kubeProxyConfig(t, s, m, kpNS)
+	zoned := usesZoneHints(apiSnap, s.Config.NodeName)
+	config, err := e.kubeProxyConfig(t, s, m, kpNS, zoned)
 	if err != nil {
 		res.Err = err
 		t.Fatal(err)
 	}
-	got, err := e.kubeProxyRules(t, m, kpNS, config, usesZoneHints(apiSnap, s.Config.NodeName))
+	got, err := e.kubeProxyRules(t, m, kpNS, config, zoned)
 	if err != nil {
 		res.Err = err
 		t.Fatal(err)
@@ -156,9 +157,13 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 // kubeProxyConfig writes kube-proxy's configuration file for the scenario
 // and mode, with a kubeconfig that reaches the API server (as admin)
 // through a bridge into ns, and returns its path.
-func (e *env) kubeProxyConfig(t testing.TB, s *Scenario, m Mode, ns netlab.NS) (string, error) {
+func (e *env) kubeProxyConfig(t testing.TB, s *Scenario, m Mode, ns netlab.NS, zoned bool) (string, error) {
 	kubeconfig := e.cluster.NewBridge(t, ns).Kubeconfig(t, e.cluster.AdminKubeconfig)
-	data, err := s.KubeProxyConfig(m, kubeconfig)
+	verbosity := 2
+	if zoned {
+		verbosity = 4 // to see kube-proxy take its node's zone
+	}
+	data, err := s.KubeProxyConfigV(m, kubeconfig, verbosity)
 	if err != nil {
 		return "", err
 	}
@@ -193,10 +198,11 @@ func (e *env) kubeProxyRules(t *testing.T, m Mode, ns netlab.NS, config string, 
 	if zoned {
 		// kube-proxy learns its node's zone from a Node informer event
 		// that is not awaited before its first sync (NodeTopologyConfig),
-		// and then syncs again; on a loaded machine that event came
-		// seconds after the first sync. Give it time, then wait for the
-		// rules to be stable again.
-		time.Sleep(zoneSettle)
+		// and then syncs again: wait for that sync, then for the rules to
+		// be stable again.
+		if err := kp.WaitTopology(ctx, stableTimeout); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, kp.Tail(20))
+		}
 		if _, err := kp.WaitStable(ctx, stableTimeout, dump, ready); err != nil {
 			return nil, fmt.Errorf("%w\n%s", err, kp.Tail(20))
 		}
@@ -204,9 +210,6 @@ func (e *env) kubeProxyRules(t *testing.T, m Mode, ns netlab.NS, config string, 
 	kp.Stop()
 	return last, nil
 }
-
-// zoneSettle is how long kube-proxy is given to apply its node's zone.
-const zoneSettle = 3 * time.Second
 
 // usesZoneHints reports whether the node has a zone and some endpoint has
 // zone hints: only then does kube-proxy's view of the zone change rules.

@@ -192,6 +192,68 @@ func (kp *KubeProxy) WaitSynced(ctx context.Context, timeout, interval time.Dura
 	}
 }
 
+// WaitTopology waits until kube-proxy has taken its node's topology labels
+// (the zone) and finished a sync in every family after that. kube-proxy
+// learns the zone from a Node informer event that its first sync does not
+// wait for, and logs the handover at verbosity 4 (see KubeProxyConfigV);
+// on a loaded machine that event came seconds after the first sync. The
+// log line's time is compared with each family's last sync.
+func (kp *KubeProxy) WaitTopology(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := kp.Running(); err != nil {
+			return err
+		}
+		at, logged := kp.lastLogTime(topologyChangeLog)
+		if logged {
+			if m, err := kp.Metrics(ctx); err == nil && m.syncedAfter(at) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: kube-proxy did not sync its node's zone within %v (topology change logged: %v)", ErrTimeout, timeout, logged)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// topologyChangeLog is what kube-proxy v1.37 logs at verbosity 4 as it
+// hands its node's new topology labels to the proxiers
+// (pkg/proxy/config, NodeTopologyConfig).
+const topologyChangeLog = "Calling handler.OnTopologyChange"
+
+// lastLogTime is the time of the last line of kube-proxy's log that holds
+// s, from klog's header ("I1202 01:47:18.226748 ..."), which has no year.
+func (kp *KubeProxy) lastLogTime(s string) (time.Time, bool) {
+	lines := strings.Split(kp.Tail(1<<20), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.Contains(lines[i], s) || len(lines[i]) < 21 {
+			continue
+		}
+		t, err := time.ParseInLocation("0102 15:04:05.000000", lines[i][1:21], time.Local)
+		if err != nil {
+			return time.Time{}, false
+		}
+		now := time.Now()
+		return t.AddDate(now.Year(), 0, 0), true
+	}
+	return time.Time{}, false
+}
+
+// syncedAfter reports whether every family finished a sync after t.
+func (m SyncMetrics) syncedAfter(t time.Time) bool {
+	for _, f := range []string{"IPv4", "IPv6"} {
+		if !m[f].Last.After(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrTimeout is returned when kube-proxy does not sync in time.
 var ErrTimeout = errors.New("kube-proxy timed out")
 

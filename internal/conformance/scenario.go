@@ -111,6 +111,13 @@ func (s *Scenario) HostAddresses() []netip.Addr { return s.Config.HostAddresses 
 // on the namespace's loopback. The same file is given to `kubectl
 // svcproxy plan --config`, as a user auditing a kube-proxy node would.
 func (s *Scenario) KubeProxyConfig(mode Mode, kubeconfig string) ([]byte, error) {
+	return s.KubeProxyConfigV(mode, kubeconfig, 2)
+}
+
+// KubeProxyConfigV is KubeProxyConfig with kube-proxy's log verbosity: 2
+// as kubeadm runs it, 4 to see it take its node's zone (WaitTopology).
+// Verbosity changes no rule.
+func (s *Scenario) KubeProxyConfigV(mode Mode, kubeconfig string, verbosity int) ([]byte, error) {
 	c := s.Config.Config
 	masq := map[string]any{"masqueradeAll": c.MasqueradeAll, "masqueradeBit": c.MasqueradeBit}
 	iptables := map[string]any{"localhostNodePorts": c.LocalhostNodePorts}
@@ -126,7 +133,7 @@ func (s *Scenario) KubeProxyConfig(mode Mode, kubeconfig string) ([]byte, error)
 		"metricsBindAddress": metricsAddr,
 		"healthzBindAddress": healthzAddr,
 		"oomScoreAdj":        0,
-		"logging":            map[string]any{"verbosity": 2},
+		"logging":            map[string]any{"verbosity": verbosity},
 		"conntrack": map[string]any{
 			"maxPerCore": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s",
 			"tcpBeLiberal": c.ConntrackTCPBeLiberal,

@@ -119,7 +119,7 @@ func (e *env) timeMode(t *testing.T, s *Scenario, apiSnap *cluster.Snapshot, sna
 	ctx := context.Background()
 	row := timing{services: len(apiSnap.Services) - 1, mode: m}
 	kpNS := node(t, s, apiSnap)
-	config, err := e.kubeProxyConfig(t, s, m, kpNS)
+	config, err := e.kubeProxyConfig(t, s, m, kpNS, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 // on the namespace's loopback, are the only things of its own.
 func (e *env) startWatched(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode, name string) *watched {
 	ns := node(b, s, snap)
-	config, err := e.kubeProxyConfig(b, s, m, ns)
+	config, err := e.kubeProxyConfig(b, s, m, ns, false)
 	if err != nil {
 		b.Fatal(err)
 	}

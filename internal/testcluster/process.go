@@ -82,6 +82,12 @@ func (p *Process) Running() error {
 	}
 }
 
+// LogContains reports whether the process's log holds s.
+func (p *Process) LogContains(s string) bool {
+	data, err := os.ReadFile(p.log)
+	return err == nil && strings.Contains(string(data), s)
+}
+
 // Tail returns the last n lines of the process's log.
 func (p *Process) Tail(n int) string {
 	data, err := os.ReadFile(p.log)

@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"net/netip"
 	"slices"
@@ -27,25 +28,34 @@ func (rs *Ruleset) SortElements() {
 }
 
 // SortElements puts s's elements into canonical order (see Ruleset.SortElements).
+// Elements with equal keys keep their order. It sorts indices, not the
+// elements, and breaks ties by index: a stable sort of the elements
+// themselves moved 72-byte values about n log² n times, the largest part
+// of rendering a 10k-Service table.
 func (s *Set) SortElements() {
-	if len(s.Elements) < 2 {
+	n := len(s.Elements)
+	if n < 2 {
 		return
 	}
-	type keyed struct {
-		key []byte
-		e   Element
-	}
-	ks := make([]keyed, len(s.Elements))
-	var buf []byte
+	keys := make([][]byte, n)
+	buf := make([]byte, 0, 32*n)
 	for i, e := range s.Elements {
 		start := len(buf)
 		buf = appendSortKey(buf, e.Key)
-		ks[i] = keyed{key: buf[start:len(buf):len(buf)], e: e}
+		keys[i] = buf[start:len(buf):len(buf)]
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
-	for i := range ks {
-		s.Elements[i] = ks[i].e
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
 	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		return cmp.Or(bytes.Compare(keys[a], keys[b]), cmp.Compare(a, b))
+	})
+	sorted := make([]Element, n)
+	for i, j := range idx {
+		sorted[i] = s.Elements[j]
+	}
+	copy(s.Elements, sorted)
 }
 
 // HasRepeatedElements reports whether some set lists one key twice. A set

@@ -120,8 +120,9 @@ func (m *Builder) Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, 
 		next = newMemo(&m.prev)
 	}
 	services := m.services(b, next, s.Services)
+	bySlice := sortedSlices(s.EndpointSlices)
 	for _, t := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {
-		groups := m.groups(b, next, s.EndpointSlices, t.Family)
+		groups := m.groups(b, next, bySlice, t.Family)
 		t.Ports = make([]nodetable.ServicePort, 0, len(services))
 		for _, svc := range services {
 			t.Ports = append(t.Ports, m.ports(next, svc, groups, t, b.nodeName)...)
@@ -165,16 +166,31 @@ type member struct {
 	ports []slicePorts // nil: not read in this build
 }
 
-// groups reads the slices of family f and merges them per Service.
-func (m *Builder) groups(b *builder, next *memo, list []discoveryv1.EndpointSlice, f nodetable.Family) map[serviceKey]*groupEntry {
-	members := make(map[serviceKey][]member, len(list))
+// namedSlice is an EndpointSlice with its "namespace/name".
+type namedSlice struct {
+	slice *discoveryv1.EndpointSlice
+	name  string
+}
+
+// sortedSlices lists the slices in namespace/name order, for both families.
+func sortedSlices(list []discoveryv1.EndpointSlice) []namedSlice {
 	idx, names := sortedKeys(list, func(s *discoveryv1.EndpointSlice) string { return objectName(&s.ObjectMeta) })
+	out := make([]namedSlice, len(idx))
 	for j, i := range idx {
-		slice := &list[i]
+		out[j] = namedSlice{&list[i], names[j]}
+	}
+	return out
+}
+
+// groups reads the slices of family f and merges them per Service.
+func (m *Builder) groups(b *builder, next *memo, list []namedSlice, f nodetable.Family) map[serviceKey]*groupEntry {
+	members := make(map[serviceKey][]member, len(list))
+	for _, ns := range list {
+		slice := ns.slice
 		if !proxiedSlice(slice, f) {
 			continue
 		}
-		e, ports := m.slice(b.nodeName, next, slice, sliceKey{names[j], f})
+		e, ports := m.slice(b.nodeName, next, slice, sliceKey{ns.name, f})
 		b.warnings = append(b.warnings, e.warnings...)
 		if e.service != "" {
 			k := serviceKey{slice.Namespace, e.service, f}

@@ -24,7 +24,7 @@ func benchClient(b *testing.B, backend applyipt.Backend) (*applyipt.Client, *rec
 	testenv.RequireRoot(b)
 	lab := netlab.New(b)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
-	return &applyipt.Client{Exec: rec, Backend: backend, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(b), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(b, lab.Node()), Counters: counters(lab.Node())}, rec
+	return &applyipt.Client{Exec: rec, Backend: backend, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(b), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(b, lab.Node()), Counters: lab.Node().NFAcctCounters()}, rec
 }
 
 func scriptBytes(scripts [][]byte) int {

@@ -21,7 +21,7 @@ func BenchmarkDetectBackend(b *testing.B) {
 			requireKernel(b, backend)
 			lab := netlab.New(b)
 			client := &applyipt.Client{Exec: nsExec{ns: lab.Node().Name()}, Backend: backend, WaitSeconds: 5,
-				Ownership: render.IPTablesOwnership(), Counters: counters(lab.Node())}
+				Ownership: render.IPTablesOwnership(), Counters: lab.Node().NFAcctCounters()}
 			full := render.IPTables(synthetic.Table(2000, 10), benchConfig())
 			plans, err := client.Plan(context.Background(), []*ipt.Ruleset{full})
 			if err == nil {

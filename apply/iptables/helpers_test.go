@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -70,30 +69,16 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	requireKernel(t, b)
 	lab := netlab.New(t)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
-	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(t), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(t, lab.Node()), Counters: counters(lab.Node())}
+	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(t), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(t, lab.Node()), Counters: lab.Node().NFAcctCounters()}
 	return &node{lab: lab, rec: rec, client: client}
 }
 
 // nextRun gives the node a new client with the same settings and cache
 // directory, as the next run of the command has: nothing in memory.
 func (n *node) nextRun() {
-	c := *n.client
+	c := n.client
 	n.client = &applyipt.Client{Exec: c.Exec, Backend: c.Backend, WaitSeconds: c.WaitSeconds, Ownership: c.Ownership,
 		CacheDir: c.CacheDir, Generation: c.Generation, NetnsCookie: c.NetnsCookie, Counters: c.Counters}
-}
-
-// counters creates nfacct counters in ns, as the CLI does in its own.
-func counters(ns netlab.NS) func([]string) error {
-	return func(names []string) error {
-		return ns.Do(func() error {
-			for _, n := range names {
-				if err := nfacct.Ensure(n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
 }
 
 // generation reads the nf_tables generation of a lab namespace.

@@ -8,7 +8,6 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
@@ -88,7 +87,7 @@ func (e nsExec) Run(ctx context.Context, stdin []byte, name string, args ...stri
 func openIPTables(b *testing.B, lab *netlab.Lab) prepare {
 	testenv.RequireTools(b, "iptables-nft-restore", "iptables-nft-save")
 	c := &applyipt.Client{Exec: nsExec{lab.Node()}, Backend: applyipt.NFT, WaitSeconds: 5,
-		Ownership: render.IPTablesOwnership(), Counters: counters(lab.Node())}
+		Ownership: render.IPTablesOwnership(), Counters: lab.Node().NFAcctCounters()}
 	withDumpCache(b, c, lab.Node())
 	return func(t *nodetable.ServiceTable) func(context.Context) error {
 		desired := []*ipt.Ruleset{render.IPTables(t, config())}
@@ -99,21 +98,6 @@ func openIPTables(b *testing.B, lab *netlab.Lab) prepare {
 			}
 			return err
 		}
-	}
-}
-
-// counters creates the nfacct counters that rules name in ns, as the CLI
-// does in its own namespace.
-func counters(ns netlab.NS) func([]string) error {
-	return func(names []string) error {
-		return ns.Do(func() error {
-			for _, n := range names {
-				if err := nfacct.Ensure(n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
 	}
 }
 

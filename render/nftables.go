@@ -89,10 +89,16 @@ func NFTables(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 	for i := range t.Ports {
 		s.writeServicePort(&t.Ports[i])
 	}
+	s.sortSets()
+	return s.rs
+}
+
+// sortSets puts every set's elements in order, the first Service port in
+// table order keeping a contested key (sortDedupe).
+func (s *nftState) sortSets() {
 	for _, set := range s.rs.Sets {
 		sortDedupe(set)
 	}
-	return s.rs
 }
 
 func newNFTState(t *nodetable.ServiceTable, cfg *Config) *nftState {

@@ -56,9 +56,7 @@ func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ru
 		}
 		next[sp.Name] = out
 	}
-	for _, set := range s.rs.Sets {
-		sortDedupe(set)
-	}
+	s.sortSets()
 	r.setup, r.ports = setup, next
 	return s.rs
 }

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 )
 
 // maxListDepth bounds List-in-List nesting (kubectl prints one level).
@@ -89,6 +88,12 @@ func (l location) wrap(err error) error {
 // the API server gives it on create (see defaults.go), so that a file
 // builds as the same objects read from the API server would.
 func Decode(name string, data []byte) (*Snapshot, error) {
+	return decode(name, data, false)
+}
+
+// decode is Decode; mapped says that data is a mapped file, which faults
+// if the file shrinks while it is read (see mapfile.go).
+func decode(name string, data []byte, mapped bool) (*Snapshot, error) {
 	data, err := utf8Text(data)
 	if err != nil {
 		return nil, &DecodeError{File: name, Err: err}
@@ -96,7 +101,7 @@ func Decode(name string, data []byte) (*Snapshot, error) {
 	docs := splitDocuments(data)
 	d := &decoder{
 		file:    name,
-		codec:   apiDecoder(),
+		mapped:  mapped,
 		snap:    &Snapshot{},
 		index:   map[string]int{},
 		skipped: map[string]*skippedKind{},
@@ -118,24 +123,11 @@ func Decode(name string, data []byte) (*Snapshot, error) {
 	return d.snap, nil
 }
 
-// apiDecoder decodes the API groups a snapshot holds (core/v1,
-// discovery/v1, networking/v1) strictly, so that unknown and duplicate
-// fields are reported. Its scheme registers only those groups: the
-// client libraries' scheme of every group is not needed to read a file.
-var apiDecoder = sync.OnceValue(func() runtime.Decoder {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme} {
-		if err := add(s); err != nil {
-			panic(fmt.Sprintf("register API types: %v", err)) // static tables: cannot fail
-		}
-	}
-	return serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
-})
-
 type decoder struct {
-	file  string
-	codec runtime.Decoder
-	snap  *Snapshot
+	file string
+	// mapped says that the file is mapped into memory (mapfile.go).
+	mapped bool
+	snap   *Snapshot
 	// index maps "Kind namespace/name" to the object's position in its list.
 	index map[string]int
 	// skipped counts objects of other kinds, reported once per kind.
@@ -163,7 +155,7 @@ func (d *decoder) decodeDocument(loc location, doc document) error {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil // "---" followed by nothing, or "~"
 	}
-	return d.decodeValue(loc, raw, "", 0)
+	return d.decodeValue(loc, raw, 0)
 }
 
 // header is the loosely read identity of one object.
@@ -189,8 +181,7 @@ func (h header) describe() string {
 // types, so that errors about the rest of the object can name it.
 func readHeader(fields map[string][]byte) header {
 	str := func(raw []byte) string {
-		var s string
-		_ = json.Unmarshal(raw, &s)
+		s, _ := jsonString(raw)
 		return s
 	}
 	h := header{apiVersion: str(fields["apiVersion"]), kind: str(fields["kind"])}
@@ -200,44 +191,30 @@ func readHeader(fields map[string][]byte) header {
 	return h
 }
 
-// decodeValue decodes one JSON object: a List or a single object. itemType
-// is the "apiVersion Kind" that items of a typed List (ServiceList)
-// default to.
-func (d *decoder) decodeValue(loc location, raw []byte, itemKind string, depth int) error {
-	if depth == 0 && !json.Valid(raw) {
-		var v any
-		return loc.wrap(json.Unmarshal(raw, &v))
+// decodeValue decodes one JSON value: a List or a single object. The
+// document was valid JSON when split (a YAML document's JSON is valid by
+// construction), so it is not checked again here.
+func (d *decoder) decodeValue(loc location, raw []byte, depth int) error {
+	return d.accept(examine(loc, raw, ""), depth)
+}
+
+// accept keeps an examined value: its object, its warnings, or, for a
+// List, its items.
+func (d *decoder) accept(it item, depth int) error {
+	if it.err != nil {
+		return it.err
 	}
-	fields, ok := jsonObjectFields(raw)
-	if !ok {
-		return loc.errorf("not a Kubernetes object: expected a mapping with apiVersion and kind")
+	for _, w := range it.warnings {
+		d.warn(it.loc, "%s", w)
 	}
-	if itemKind != "" && len(fields["kind"]) == 0 {
-		// Items of a typed List as the API server returns it carry no type.
-		if raw = withType(fields, itemKind); raw == nil {
-			return loc.errorf("cannot re-encode item")
-		}
+	switch it.class {
+	case itemList:
+		return d.decodeList(it.loc, it.h, it.items, depth)
+	case itemOther:
+		d.skip(it.loc, it.h)
+	case itemObject:
+		d.keep(it.loc, it.obj)
 	}
-	h := readHeader(fields)
-	loc.object = h.describe()
-	switch {
-	case h.kind == "":
-		return loc.errorf("object has no kind")
-	case h.kind == "List" || strings.HasSuffix(h.kind, "List") && fields["items"] != nil:
-		return d.decodeList(loc, h, fields["items"], depth)
-	}
-	tm := metav1.TypeMeta{APIVersion: h.apiVersion, Kind: h.kind}
-	switch tm {
-	case nodeType, serviceType, endpointSliceType, serviceCIDRType:
-		return d.decodeObject(loc, h, raw)
-	}
-	for _, known := range []metav1.TypeMeta{nodeType, serviceType, endpointSliceType, serviceCIDRType} {
-		if h.kind == known.Kind {
-			d.warn(loc, "apiVersion %q is not supported (want %s): skipped", h.apiVersion, known.APIVersion)
-			return nil
-		}
-	}
-	d.skip(loc, h)
 	return nil
 }
 
@@ -256,12 +233,17 @@ func (d *decoder) decodeList(loc location, h header, items []byte, depth int) er
 	if h.kind != "List" {
 		itemKind = h.apiVersion + " " + strings.TrimSuffix(h.kind, "List")
 	}
-	for i, item := range list {
-		itemLoc := location{file: loc.file, doc: loc.doc, item: fmt.Sprint(i + 1)}
+	locs := make([]location, len(list))
+	for i := range list {
+		locs[i] = location{file: loc.file, doc: loc.doc, item: strconv.Itoa(i + 1)}
 		if loc.item != "" {
-			itemLoc.item = loc.item + "." + itemLoc.item
+			locs[i].item = loc.item + "." + locs[i].item
 		}
-		if err := d.decodeValue(itemLoc, item, itemKind, depth+1); err != nil {
+	}
+	examined := examineAll(locs, list, itemKind, d.mapped)
+	d.reserve(examined)
+	for _, it := range examined {
+		if err := d.accept(it, depth+1); err != nil {
 			return err
 		}
 	}
@@ -307,45 +289,40 @@ func (d *decoder) reportSkipped() {
 	}
 }
 
-// decodeObject decodes one Node, Service, EndpointSlice or ServiceCIDR with
-// the Kubernetes scheme. Unknown and duplicate fields become warnings; type
-// errors are errors.
-func (d *decoder) decodeObject(loc location, h header, raw []byte) error {
-	obj, _, err := d.codec.Decode(raw, nil, nil)
-	if strictErr, ok := runtime.AsStrictDecodingError(err); ok && obj != nil {
-		for _, e := range strictErr.Errors() {
-			d.warn(loc, "%v: ignored", e)
+// reserve grows the snapshot's lists for the objects among items: growing
+// them one append at a time copies every object several times.
+func (d *decoder) reserve(items []item) {
+	var nodes, services, epSlices, cidrs int
+	for _, it := range items {
+		switch it.obj.(type) {
+		case *corev1.Node:
+			nodes++
+		case *corev1.Service:
+			services++
+		case *discoveryv1.EndpointSlice:
+			epSlices++
+		case *networkingv1.ServiceCIDR:
+			cidrs++
 		}
-		err = nil
 	}
-	if err != nil {
-		return loc.wrap(err)
-	}
-	if h.name == "" {
-		return loc.errorf("metadata.name is required")
-	}
-	// Each object gets the defaults the API server would give it (defaults.go).
+	d.snap.Nodes = slices.Grow(d.snap.Nodes, nodes)
+	d.snap.Services = slices.Grow(d.snap.Services, services)
+	d.snap.EndpointSlices = slices.Grow(d.snap.EndpointSlices, epSlices)
+	d.snap.ServiceCIDRs = slices.Grow(d.snap.ServiceCIDRs, cidrs)
+}
+
+// keep adds a decoded object to the snapshot.
+func (d *decoder) keep(loc location, obj any) {
 	switch o := obj.(type) {
 	case *corev1.Node:
-		defaultNode(o)
 		add(d, loc, "Node", &o.ObjectMeta, &d.snap.Nodes, *o)
 	case *corev1.Service:
-		defaultNamespace(&o.ObjectMeta)
-		for _, w := range defaultService(o) {
-			d.warn(loc, "%s", w)
-		}
 		add(d, loc, "Service", &o.ObjectMeta, &d.snap.Services, *o)
 	case *discoveryv1.EndpointSlice:
-		defaultNamespace(&o.ObjectMeta)
-		defaultEndpointSlice(o)
 		add(d, loc, "EndpointSlice", &o.ObjectMeta, &d.snap.EndpointSlices, *o)
 	case *networkingv1.ServiceCIDR:
-		defaultServiceCIDR(o)
 		add(d, loc, "ServiceCIDR", &o.ObjectMeta, &d.snap.ServiceCIDRs, *o)
-	default:
-		return loc.errorf("decoded to unexpected type %T", obj)
 	}
-	return nil
 }
 
 func defaultNamespace(m *metav1.ObjectMeta) {

@@ -21,8 +21,8 @@ func jsonObjectFields(obj []byte) (map[string][]byte, bool) {
 	fields := map[string][]byte{}
 	for i = jsonSkipSpace(obj, i+1); i < len(obj) && obj[i] != '}'; {
 		end := jsonValueEnd(obj, i)
-		var key string
-		if json.Unmarshal(obj[i:end], &key) != nil {
+		key, ok := jsonString(obj[i:end])
+		if !ok {
 			return nil, false
 		}
 		i = jsonSkipSpace(obj, end)
@@ -38,6 +38,20 @@ func jsonObjectFields(obj []byte) (map[string][]byte, bool) {
 		}
 	}
 	return fields, i < len(obj)
+}
+
+// jsonString is the string that the JSON string literal lit holds. Input
+// that passed utf8Text is valid UTF-8, so a literal without escapes holds
+// its bytes as they are; one with escapes goes to encoding/json.
+func jsonString(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return string(lit[1 : len(lit)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(lit, &s) == nil
 }
 
 // jsonArrayItems returns the items of a JSON array as slices of arr.

@@ -40,22 +40,30 @@ var (
 
 // LoadFile reads and decodes the snapshot at path; "-" reads stdin.
 func LoadFile(path string, stdin io.Reader) (*Snapshot, error) {
-	var data []byte
-	var err error
-	name := path
 	if path == "-" {
-		name = "<stdin>"
 		if stdin == nil {
-			return nil, fmt.Errorf("read %s: no standard input", name)
+			return nil, fmt.Errorf("read <stdin>: no standard input")
 		}
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read <stdin>: %w", err)
+		}
+		return Decode("<stdin>", data)
 	}
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return Decode(name, data)
+	defer f.Close()
+	data, unmap, err := mapFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if unmap == nil {
+		return Decode(path, data)
+	}
+	defer unmap()
+	return decodeMapped(path, data)
 }
 
 // Normalize sets type metadata, drops managedFields and sorts every list, in

@@ -11,6 +11,7 @@ targets=(
   "./cluster FuzzDecode"
   "./cluster FuzzYAMLToJSON"
   "./cluster FuzzJSONSplit"
+  "./cluster FuzzUnmarshalStrict"
   "./ruleset/iptables FuzzParseRoundTrip"
   "./ruleset/nftables FuzzParseRoundTrip"
   "./ruleset/ipvs FuzzParseRoundTrip"

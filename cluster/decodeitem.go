@@ -1,0 +1,190 @@
+package cluster
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// A snapshot is read in two steps. examine reads one JSON value as far as
+// it can without the decoder's state: its header and, for a Node,
+// Service, EndpointSlice or ServiceCIDR, the decoded and defaulted object.
+// accept then keeps it, in file order. A List's items are examined on
+// every CPU (examineAll) and accepted one by one, so a file decodes to the
+// same snapshot, warnings and first error as when read item by item.
+
+// itemClass is what an examined value turned out to be.
+type itemClass int
+
+const (
+	itemObject  itemClass = iota // a kind kube-proxy reads: obj is set
+	itemList                     // a List: items is set
+	itemWarning                  // a known kind at another apiVersion: skipped with warnings
+	itemOther                    // a kind kube-proxy does not read: skipped
+)
+
+// item is one examined value.
+type item struct {
+	loc      location
+	h        header
+	class    itemClass
+	items    []byte // a List's "items"
+	obj      any    // *corev1.Node, *corev1.Service, ...
+	warnings []string
+	err      error
+}
+
+// minParallelItems is the List length from which examineAll uses more
+// than one goroutine: below it the goroutines cost more than they save.
+const minParallelItems = 64
+
+// examine reads one JSON value: a List or a single object. itemKind is
+// the "apiVersion Kind" that items of a typed List (ServiceList) default
+// to. It is safe to call from several goroutines.
+func examine(loc location, raw []byte, itemKind string) item {
+	fields, ok := jsonObjectFields(raw)
+	if !ok {
+		return item{err: loc.errorf("not a Kubernetes object: expected a mapping with apiVersion and kind")}
+	}
+	if itemKind != "" && len(fields["kind"]) == 0 {
+		// Items of a typed List as the API server returns it carry no type.
+		if raw = withType(fields, itemKind); raw == nil {
+			return item{err: loc.errorf("cannot re-encode item")}
+		}
+	}
+	h := readHeader(fields)
+	loc.object = h.describe()
+	it := item{loc: loc, h: h}
+	switch {
+	case h.kind == "":
+		it.err = loc.errorf("object has no kind")
+	case h.kind == "List" || strings.HasSuffix(h.kind, "List") && fields["items"] != nil:
+		it.class, it.items = itemList, fields["items"]
+	default:
+		it.class, it.warnings = classify(h)
+		if it.class == itemObject {
+			it.obj, it.warnings, it.err = decodeObject(loc, h, raw)
+		}
+	}
+	return it
+}
+
+// classify tells the kinds kube-proxy reads from the rest.
+func classify(h header) (itemClass, []string) {
+	tm := metav1.TypeMeta{APIVersion: h.apiVersion, Kind: h.kind}
+	known := []metav1.TypeMeta{nodeType, serviceType, endpointSliceType, serviceCIDRType}
+	for _, k := range known {
+		if tm == k {
+			return itemObject, nil
+		}
+	}
+	for _, k := range known {
+		if h.kind == k.Kind {
+			return itemWarning, []string{fmt.Sprintf("apiVersion %q is not supported (want %s): skipped", h.apiVersion, k.APIVersion)}
+		}
+	}
+	return itemOther, nil
+}
+
+// examineAll examines items (whose locations are locs) with as many
+// goroutines as there are CPUs, and returns them in order. mapped says
+// that the items are slices of a mapped file: a fault while reading one
+// becomes that item's error (see mapfile.go).
+func examineAll(locs []location, raws [][]byte, itemKind string, mapped bool) []item {
+	out := make([]item, len(raws))
+	workers := min(runtime.GOMAXPROCS(0), len(raws)/minParallelItems+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			i := -1
+			if mapped {
+				// A worker that faults stops: the items it did not claim
+				// come after the faulty one, whose error is returned first.
+				defer guardFault(func(err error) { out[i] = item{err: locs[i].wrap(err)} })()
+			}
+			for i = int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
+				out[i] = examine(locs[i], raws[i], itemKind)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// newObject is an empty object of a kind kube-proxy reads.
+func newObject(kind string) any {
+	switch kind {
+	case nodeType.Kind:
+		return &corev1.Node{}
+	case serviceType.Kind:
+		return &corev1.Service{}
+	case endpointSliceType.Kind:
+		return &discoveryv1.EndpointSlice{}
+	}
+	return &networkingv1.ServiceCIDR{}
+}
+
+// unmarshalStrict decodes raw into a new object of kind as the API
+// machinery's strict JSON serializer does: sigs.k8s.io/json with
+// case-sensitive names, integers kept as integers, and unknown and
+// duplicate fields returned as strictErrs. Unlike the serializer it does
+// not parse the object once more to learn its kind: the header says.
+//
+// It first tries encoding/json/v2 (the go-json-experiment module, which
+// becomes the standard library's in Go 1.27), about 2.7 times as fast on
+// Services and EndpointSlices, with unknown and duplicate fields as
+// errors. Where that succeeds the object has no unknown or duplicate field
+// and both decoders give the same object, which FuzzUnmarshalStrict
+// holds; anything else (an unknown field, a type error, a null where v2
+// and v1 differ) is decoded again by sigs.k8s.io/json, whose results and
+// messages are the API server's.
+func unmarshalStrict(kind string, raw []byte) (obj any, strictErrs []error, err error) {
+	obj = newObject(kind)
+	if jsonv2.Unmarshal(raw, obj, jsonv2.RejectUnknownMembers(true)) == nil {
+		return obj, nil, nil
+	}
+	obj = newObject(kind)
+	strictErrs, err = kjson.UnmarshalStrict(raw, obj)
+	return obj, strictErrs, err
+}
+
+// decodeObject decodes one Node, Service, EndpointSlice or ServiceCIDR as
+// the API machinery's strict JSON serializer does (unmarshalStrict), and
+// gives it the defaults the API server gives it on create (defaults.go).
+// Unknown and duplicate fields become warnings; type errors are errors.
+func decodeObject(loc location, h header, raw []byte) (obj any, warnings []string, err error) {
+	obj, strictErrs, err := unmarshalStrict(h.kind, raw)
+	if err != nil {
+		return nil, nil, loc.wrap(err)
+	}
+	for _, e := range strictErrs {
+		warnings = append(warnings, fmt.Sprintf("%v: ignored", e))
+	}
+	if h.name == "" {
+		return nil, nil, loc.errorf("metadata.name is required")
+	}
+	switch o := obj.(type) {
+	case *corev1.Node:
+		defaultNode(o)
+	case *corev1.Service:
+		defaultNamespace(&o.ObjectMeta)
+		warnings = append(warnings, defaultService(o)...)
+	case *discoveryv1.EndpointSlice:
+		defaultNamespace(&o.ObjectMeta)
+		defaultEndpointSlice(o)
+	case *networkingv1.ServiceCIDR:
+		defaultServiceCIDR(o)
+	}
+	return obj, warnings, nil
+}

@@ -91,17 +91,38 @@ func Decode(name string, data []byte) (*Snapshot, error) {
 	return decode(name, data, false)
 }
 
-// decode is Decode; mapped says that data is a mapped file, which faults
-// if the file shrinks while it is read (see mapfile.go).
+// reading says how a file is read.
+type reading struct {
+	// mapped: the file is mapped into memory, which faults if the file
+	// shrinks while it is read (see mapfile.go).
+	mapped bool
+	// lazy: the JSON documents were cut out of the file without checking
+	// that they are valid JSON, and whatever is not decoded is checked
+	// where it is examined. A whole-document json.Valid was a tenth of
+	// decoding a large snapshot, on one CPU; decoding checks the objects
+	// anyway, on every CPU. Where that finds anything wrong, the file is
+	// decoded once more the careful way, whose errors say where.
+	lazy bool
+}
+
+// decode is Decode; mapped says that data is a mapped file.
 func decode(name string, data []byte, mapped bool) (*Snapshot, error) {
 	data, err := utf8Text(data)
 	if err != nil {
 		return nil, &DecodeError{File: name, Err: err}
 	}
-	docs := splitDocuments(data)
+	if docs, ok := splitJSONLazy(data); ok {
+		if snap, err := decodeDocuments(name, docs, reading{mapped: mapped, lazy: true}); err == nil {
+			return snap, nil
+		}
+	}
+	return decodeDocuments(name, splitDocuments(data), reading{mapped: mapped})
+}
+
+func decodeDocuments(name string, docs []document, r reading) (*Snapshot, error) {
 	d := &decoder{
 		file:    name,
-		mapped:  mapped,
+		reading: r,
 		snap:    &Snapshot{},
 		index:   map[string]int{},
 		skipped: map[string]*skippedKind{},
@@ -125,9 +146,8 @@ func decode(name string, data []byte, mapped bool) (*Snapshot, error) {
 
 type decoder struct {
 	file string
-	// mapped says that the file is mapped into memory (mapfile.go).
-	mapped bool
-	snap   *Snapshot
+	reading
+	snap *Snapshot
 	// index maps "Kind namespace/name" to the object's position in its list.
 	index map[string]int
 	// skipped counts objects of other kinds, reported once per kind.
@@ -179,23 +199,23 @@ func (h header) describe() string {
 
 // readHeader reads apiVersion, kind and metadata without failing on wrong
 // types, so that errors about the rest of the object can name it.
-func readHeader(fields map[string][]byte) header {
+func readHeader(fields jsonFields) header {
 	str := func(raw []byte) string {
 		s, _ := jsonString(raw)
 		return s
 	}
-	h := header{apiVersion: str(fields["apiVersion"]), kind: str(fields["kind"])}
-	if meta, ok := jsonObjectFields(fields["metadata"]); ok {
-		h.namespace, h.name = str(meta["namespace"]), str(meta["name"])
+	h := header{apiVersion: str(fields.get("apiVersion")), kind: str(fields.get("kind"))}
+	if meta, ok := jsonObjectFields(fields.get("metadata")); ok {
+		h.namespace, h.name = str(meta.get("namespace")), str(meta.get("name"))
 	}
 	return h
 }
 
-// decodeValue decodes one JSON value: a List or a single object. The
-// document was valid JSON when split (a YAML document's JSON is valid by
-// construction), so it is not checked again here.
+// decodeValue decodes one JSON value: a List or a single object. Unless
+// the reading is lazy, the document was valid JSON when split (a YAML
+// document's JSON is valid by construction), and is not checked again.
 func (d *decoder) decodeValue(loc location, raw []byte, depth int) error {
-	return d.accept(examine(loc, raw, ""), depth)
+	return d.accept(examine(loc, raw, "", d.lazy), depth)
 }
 
 // accept keeps an examined value: its object, its warnings, or, for a
@@ -240,7 +260,7 @@ func (d *decoder) decodeList(loc location, h header, items []byte, depth int) er
 			locs[i].item = loc.item + "." + locs[i].item
 		}
 	}
-	examined := examineAll(locs, list, itemKind, d.mapped)
+	examined := examineAll(locs, list, itemKind, d.reading)
 	d.reserve(examined)
 	for _, it := range examined {
 		if err := d.accept(it, depth+1); err != nil {
@@ -250,16 +270,15 @@ func (d *decoder) decodeList(loc location, h header, items []byte, depth int) er
 	return nil
 }
 
-// withType gives an item of a typed List the List's item type, in its
-// fields and in its re-encoded JSON.
-func withType(fields map[string][]byte, itemKind string) []byte {
+// withType re-encodes an item of a typed List with the List's item type.
+func withType(fields jsonFields, itemKind string) []byte {
 	apiVersion, kind, _ := strings.Cut(itemKind, " ")
-	fields["apiVersion"], _ = json.Marshal(apiVersion)
-	fields["kind"], _ = json.Marshal(kind)
-	re := make(map[string]json.RawMessage, len(fields))
-	for k, v := range fields {
-		re[k] = v
+	re := make(map[string]json.RawMessage, len(fields)+2)
+	for _, f := range fields {
+		re[f.key] = f.val
 	}
+	re["apiVersion"], _ = json.Marshal(apiVersion)
+	re["kind"], _ = json.Marshal(kind)
 	raw, _ := json.Marshal(re)
 	return raw
 }

@@ -421,34 +421,6 @@ func TestLoadFile(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
-	for _, seed := range []string{
-		kubectlList,
-		buildFixture,
-		"",
-		"---\n---\n",
-		`{"apiVersion": "v1", "kind": "List", "items": [{"kind": "NodeList", "apiVersion": "v1", "items": [{}]}]}`,
-		"apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: x}]}\n",
-		"a: &a [*a, *a]\n",
-		"--- {apiVersion: v1, kind: Node, metadata: {name: n}}\n",
-		"{\"a\": 1}{",
-	} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Decode("fuzz.yaml", data)
-		if err != nil {
-			return
-		}
-		// Whatever decodes must build and write without panicking.
-		_, _, _ = Build(s, Config{NodeName: "node-1"})
-		var buf bytes.Buffer
-		if err := s.WriteYAML(&buf); err != nil {
-			t.Fatalf("WriteYAML: %v", err)
-		}
-	})
-}
-
 // A snapshot saved by Windows PowerShell 5 ("kubectl get ... > file") is
 // UTF-16 with a byte-order mark; it must read as the same snapshot, never
 // as an empty one. Text without a mark must be UTF-8.

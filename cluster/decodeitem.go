@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -50,33 +51,59 @@ const minParallelItems = 64
 
 // examine reads one JSON value: a List or a single object. itemKind is
 // the "apiVersion Kind" that items of a typed List (ServiceList) default
-// to. It is safe to call from several goroutines.
-func examine(loc location, raw []byte, itemKind string) item {
+// to. lazy says that the value may not be valid JSON: examine then checks
+// every byte that it does not decode (see lazy in decode.go). It is safe
+// to call from several goroutines.
+func examine(loc location, raw []byte, itemKind string, lazy bool) item {
 	fields, ok := jsonObjectFields(raw)
 	if !ok {
 		return item{err: loc.errorf("not a Kubernetes object: expected a mapping with apiVersion and kind")}
 	}
-	if itemKind != "" && len(fields["kind"]) == 0 {
+	if itemKind != "" && fields.get("kind") == nil {
 		// Items of a typed List as the API server returns it carry no type.
+		if lazy && !json.Valid(raw) {
+			return item{err: loc.errorf("not valid JSON")}
+		}
 		if raw = withType(fields, itemKind); raw == nil {
 			return item{err: loc.errorf("cannot re-encode item")}
 		}
+		fields, _ = jsonObjectFields(raw)
 	}
 	h := readHeader(fields)
 	loc.object = h.describe()
 	it := item{loc: loc, h: h}
-	switch {
+	switch items := fields.get("items"); {
 	case h.kind == "":
 		it.err = loc.errorf("object has no kind")
-	case h.kind == "List" || strings.HasSuffix(h.kind, "List") && fields["items"] != nil:
-		it.class, it.items = itemList, fields["items"]
+	case h.kind == "List" || strings.HasSuffix(h.kind, "List") && items != nil:
+		it.class, it.items = itemList, items
+		if lazy && !validWithout(raw, fields, "items") {
+			it.err = loc.errorf("not valid JSON")
+		}
 	default:
 		it.class, it.warnings = classify(h)
-		if it.class == itemObject {
+		switch {
+		case it.class == itemObject:
 			it.obj, it.warnings, it.err = decodeObject(loc, h, raw)
+		case lazy && !json.Valid(raw):
+			it.err = loc.errorf("not valid JSON")
 		}
 	}
 	return it
+}
+
+// validWithout reports whether obj, whose members are fields, is valid
+// JSON once the value of its last member named key is taken as valid:
+// that value is checked item by item where it is decoded.
+func validWithout(obj []byte, fields jsonFields, key string) bool {
+	for i := len(fields) - 1; i >= 0; i-- {
+		if f := fields[i]; f.key == key {
+			rest := make([]byte, 0, len(obj)-len(f.val)+4)
+			rest = append(append(append(rest, obj[:f.at]...), "null"...), obj[f.at+len(f.val):]...)
+			return json.Valid(rest)
+		}
+	}
+	return json.Valid(obj)
 }
 
 // classify tells the kinds kube-proxy reads from the rest.
@@ -97,10 +124,10 @@ func classify(h header) (itemClass, []string) {
 }
 
 // examineAll examines items (whose locations are locs) with as many
-// goroutines as there are CPUs, and returns them in order. mapped says
-// that the items are slices of a mapped file: a fault while reading one
-// becomes that item's error (see mapfile.go).
-func examineAll(locs []location, raws [][]byte, itemKind string, mapped bool) []item {
+// goroutines as there are CPUs, and returns them in order. r says how
+// the items are read: lazily, and from a mapped file, where a fault while
+// reading one becomes that item's error (see mapfile.go).
+func examineAll(locs []location, raws [][]byte, itemKind string, r reading) []item {
 	out := make([]item, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), len(raws)/minParallelItems+1)
 	var next atomic.Int64
@@ -108,13 +135,13 @@ func examineAll(locs []location, raws [][]byte, itemKind string, mapped bool) []
 	for range workers {
 		wg.Go(func() {
 			i := -1
-			if mapped {
+			if r.mapped {
 				// A worker that faults stops: the items it did not claim
 				// come after the faulty one, whose error is returned first.
 				defer guardFault(func(err error) { out[i] = item{err: locs[i].wrap(err)} })()
 			}
 			for i = int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
-				out[i] = examine(locs[i], raws[i], itemKind)
+				out[i] = examine(locs[i], raws[i], itemKind, r.lazy)
 			}
 		})
 	}

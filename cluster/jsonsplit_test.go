@@ -36,7 +36,14 @@ func FuzzJSONSplit(f *testing.F) {
 		}
 		var wantFields map[string]json.RawMessage
 		if json.Unmarshal(doc, &wantFields) == nil && wantFields != nil {
-			got, ok := jsonObjectFields(doc)
+			fields, ok := jsonObjectFields(doc)
+			got := map[string][]byte{}
+			for _, f := range fields {
+				got[f.key] = f.val
+				if !bytes.Equal(doc[f.at:f.at+len(f.val)], f.val) {
+					t.Fatalf("%q: field %q is not at %d", doc, f.key, f.at)
+				}
+			}
 			if !ok || len(got) != len(wantFields) {
 				t.Fatalf("%q: fields %q (%v), want %q", doc, got, ok, wantFields)
 			}

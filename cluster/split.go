@@ -71,10 +71,25 @@ func splitJSON(data []byte) []document {
 // copies (a decoder copies each value twice); ok is false when a value is
 // not valid JSON, for the decoder to say where.
 func splitValidJSON(data []byte) (docs []document, ok bool) {
+	return splitJSONValues(data, true)
+}
+
+// splitJSONLazy cuts a file that starts as a JSON stream does into its
+// values as splitValidJSON does, without checking them: for a lazy
+// reading (decode.go).
+func splitJSONLazy(data []byte) (docs []document, ok bool) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, false
+	}
+	return splitJSONValues(data, false)
+}
+
+func splitJSONValues(data []byte, check bool) (docs []document, ok bool) {
 	line, counted := 1, 0
 	for i := jsonSkipSpace(data, 0); i < len(data); {
 		end := jsonValueEnd(data, i)
-		if end <= i || !json.Valid(data[i:end]) {
+		if end <= i || check && !json.Valid(data[i:end]) {
 			return nil, false
 		}
 		line += bytes.Count(data[counted:i], []byte("\n"))

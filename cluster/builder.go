@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,30 +183,45 @@ func sortedSlices(list []discoveryv1.EndpointSlice) []namedSlice {
 	return out
 }
 
-// groups reads the slices of family f and merges them per Service.
+// groups reads the slices of family f and merges them per Service. The
+// slices are read, and the groups merged, on every CPU: in a one-shot
+// build of a large cluster they are most of the work.
 func (m *Builder) groups(b *builder, next *memo, list []namedSlice, f nodetable.Family) map[serviceKey]*groupEntry {
+	reads := make([]member, len(list))
+	forEach(len(list), func(i int) {
+		if ns := list[i]; proxiedSlice(ns.slice, f) {
+			reads[i].entry, reads[i].ports = m.slice(b.nodeName, ns.slice, sliceKey{ns.name, f})
+			reads[i].slice = ns.slice
+		}
+	})
 	members := make(map[serviceKey][]member, len(list))
-	for _, ns := range list {
-		slice := ns.slice
-		if !proxiedSlice(slice, f) {
+	for i, r := range reads {
+		if r.entry == nil {
 			continue
 		}
-		e, ports := m.slice(b.nodeName, next, slice, sliceKey{ns.name, f})
-		b.warnings = append(b.warnings, e.warnings...)
-		if e.service != "" {
-			k := serviceKey{slice.Namespace, e.service, f}
-			members[k] = append(members[k], member{e, slice, ports})
+		if next != nil && r.entry.version.known() {
+			next.slices[sliceKey{list[i].name, f}] = r.entry
+		}
+		b.warnings = append(b.warnings, r.entry.warnings...)
+		if r.entry.service != "" {
+			k := serviceKey{r.slice.Namespace, r.entry.service, f}
+			members[k] = append(members[k], r)
 		}
 	}
-	groups := make(map[serviceKey]*groupEntry, len(members))
-	for k, ms := range members {
-		g := m.prev.groups[k]
+	keys := slices.Collect(maps.Keys(members))
+	merged := make([]*groupEntry, len(keys))
+	forEach(len(keys), func(i int) {
+		g, ms := m.prev.groups[keys[i]], members[keys[i]]
 		if g == nil || !sameMembers(g.members, ms) {
 			g = mergeGroup(b.nodeName, f, ms)
 		}
-		groups[k] = g
+		merged[i] = g
+	})
+	groups := make(map[serviceKey]*groupEntry, len(keys))
+	for i, k := range keys {
+		groups[k] = merged[i]
 		if next != nil {
-			next.groups[k] = g
+			next.groups[k] = merged[i]
 		}
 	}
 	return groups
@@ -233,23 +249,19 @@ func mergeGroup(nodeName string, f nodetable.Family, ms []member) *groupEntry {
 }
 
 // slice reads one slice, or takes what the last build read from it. It
-// returns the slice's ports when it read them.
-func (m *Builder) slice(nodeName string, next *memo, slice *discoveryv1.EndpointSlice, k sliceKey) (*sliceEntry, []slicePorts) {
+// returns the slice's ports when it read them. It only reads the memo.
+func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sliceKey) (*sliceEntry, []slicePorts) {
 	v := versionOf(&slice.ObjectMeta)
 	e := m.prev.slices[k]
-	var ports []slicePorts
-	if e == nil || !v.known() || e.version != v || e.nodeName != nodeName {
-		sb := &builder{nodeName: nodeName}
-		name, read, ok := sb.readSlice(slice, k.family)
-		if !ok {
-			name = ""
-		}
-		e, ports = &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}, read
+	if e != nil && v.known() && e.version == v && e.nodeName == nodeName {
+		return e, nil
 	}
-	if v.known() && next != nil {
-		next.slices[k] = e
+	sb := &builder{nodeName: nodeName}
+	name, read, ok := sb.readSlice(slice, k.family)
+	if !ok {
+		name = ""
 	}
-	return e, ports
+	return &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}, read
 }
 
 // ports gives a Service's ports in t's family with their endpoints

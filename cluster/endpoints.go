@@ -97,39 +97,61 @@ func (b *builder) slicePort(object string, i int, port discoveryv1.EndpointPort)
 // in namespace/name order, which fixes the one thing kube-proxy leaves to
 // map order: which of two non-terminating duplicates is kept.
 func mergeSlices(parts [][]slicePorts) map[nodetable.ServicePortName][]nodetable.Endpoint {
-	sets := map[nodetable.ServicePortName]map[string]nodetable.Endpoint{}
+	var names []nodetable.ServicePortName
+	lists := map[nodetable.ServicePortName][]keyedEndpoint{}
 	for _, ports := range parts {
 		for _, p := range ports {
-			set := sets[p.name]
-			if set == nil {
-				set = make(map[string]nodetable.Endpoint, len(p.endpoints))
-				sets[p.name] = set
+			if _, ok := lists[p.name]; !ok {
+				names = append(names, p.name)
 			}
 			for _, ep := range p.endpoints {
-				key := ep.String()
-				if _, exists := set[key]; !exists || !ep.Terminating {
-					set[key] = ep
-				}
+				lists[p.name] = append(lists[p.name], keyedEndpoint{ep.String(), ep})
 			}
 		}
 	}
-	out := make(map[nodetable.ServicePortName][]nodetable.Endpoint, len(sets))
-	for name, set := range sets {
-		if len(set) == 0 {
-			continue
+	out := make(map[nodetable.ServicePortName][]nodetable.Endpoint, len(names))
+	for _, name := range names {
+		if list := dedupeEndpoints(lists[name]); len(list) > 0 {
+			out[name] = list
 		}
-		list := make([]nodetable.Endpoint, 0, len(set))
-		for _, ep := range set {
-			list = append(list, ep)
-		}
-		sortEndpoints(list)
-		out[name] = list
 	}
 	return out
 }
 
+// keyedEndpoint is an endpoint with its "ip:port" text, made once.
+type keyedEndpoint struct {
+	key string
+	ep  nodetable.Endpoint
+}
+
+// dedupeEndpoints sorts list by key and keeps one endpoint per key: of
+// endpoints in list order, the first, replaced by each later one that is
+// not terminating.
+func dedupeEndpoints(list []keyedEndpoint) []nodetable.Endpoint {
+	slices.SortStableFunc(list, func(a, b keyedEndpoint) int { return cmp.Compare(a.key, b.key) })
+	out := make([]nodetable.Endpoint, 0, len(list))
+	for i, e := range list {
+		switch {
+		case i == 0 || e.key != list[i-1].key:
+			out = append(out, e.ep)
+		case !e.ep.Terminating:
+			out[len(out)-1] = e.ep
+		}
+	}
+	return out
+}
+
+// sortEndpoints orders eps by their "ip:port" text, as kube-proxy does,
+// making each text once rather than at every comparison.
 func sortEndpoints(eps []nodetable.Endpoint) {
-	slices.SortFunc(eps, func(a, b nodetable.Endpoint) int { return cmp.Compare(a.String(), b.String()) })
+	list := make([]keyedEndpoint, len(eps))
+	for i, ep := range eps {
+		list[i] = keyedEndpoint{ep.String(), ep}
+	}
+	slices.SortFunc(list, func(a, b keyedEndpoint) int { return cmp.Compare(a.key, b.key) })
+	for i := range list {
+		eps[i] = list[i].ep
+	}
 }
 
 // sliceEndpoints converts the usable endpoints of a slice, without ports.
@@ -137,7 +159,7 @@ func sortEndpoints(eps []nodetable.Endpoint) {
 // addresses are skipped; an invalid first address, or one of the wrong
 // family (which the API rejects), skips the endpoint with a warning.
 func (b *builder) sliceEndpoints(object string, slice *discoveryv1.EndpointSlice, f nodetable.Family) []nodetable.Endpoint {
-	var out []nodetable.Endpoint
+	out := make([]nodetable.Endpoint, 0, len(slice.Endpoints))
 	for i := range slice.Endpoints {
 		ep := &slice.Endpoints[i]
 		if len(ep.Addresses) == 0 {

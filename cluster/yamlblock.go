@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // blockYAMLToJSON converts the block-style YAML that kubectl and
@@ -15,12 +16,22 @@ import (
 // anchors, tags, escapes other than \" \\ \n \t) is errSlowPath, and the
 // document goes to fastYAMLToJSON, then sigs.k8s.io/yaml.
 func blockYAMLToJSON(doc []byte) ([]byte, error) {
+	return convertBlock(doc, true)
+}
+
+// convertBlock is blockYAMLToJSON; parallel lets a long sequence's items
+// be converted on every CPU.
+func convertBlock(doc []byte, parallel bool) ([]byte, error) {
 	if !printable(doc) {
 		return nil, errSlowPath
 	}
-	p := &blockParser{lines: make([]blockLine, 0, bytes.Count(doc, []byte("\n"))+1)}
-	for l := range bytes.Lines(doc) {
-		s := string(bytes.TrimSuffix(l, []byte("\n")))
+	p := &blockParser{lines: make([]blockLine, 0, bytes.Count(doc, []byte("\n"))+1), top: parallel}
+	// The lines are views of doc, not copies (a copy of each line was a
+	// third of converting a large List). They live only in this call:
+	// what is kept is written into out, and the only error is errSlowPath.
+	text := unsafe.String(unsafe.SliceData(doc), len(doc))
+	for l := range strings.Lines(text) {
+		s := strings.TrimSuffix(l, "\n")
 		if strings.TrimLeft(s, " ") == "" {
 			continue
 		}
@@ -32,9 +43,10 @@ func blockYAMLToJSON(doc []byte) ([]byte, error) {
 	if len(p.lines) == 0 {
 		return nil, errSlowPath
 	}
-	// JSON is about as long as the block YAML it comes from (quotes and
-	// commas for indentation); one buffer of that size is not regrown.
-	out, err := p.node(make([]byte, 0, len(doc)+len(doc)/4), p.lines[0].indent)
+	// The JSON of a block YAML document is up to about 1.5 times as long
+	// (quotes and commas for indentation). Twice the length is never
+	// regrown, and the part that is not written is never touched.
+	out, err := p.node(make([]byte, 0, 2*len(doc)+64), p.lines[0].indent)
 	if err == nil && p.pos != len(p.lines) {
 		err = errSlowPath
 	}
@@ -49,6 +61,7 @@ type blockLine struct {
 type blockParser struct {
 	lines []blockLine
 	pos   int
+	top   bool // the document's parser, not one of an item's
 }
 
 // node parses the mapping or sequence whose lines start at column indent.
@@ -63,32 +76,90 @@ func (p *blockParser) node(out []byte, indent int) ([]byte, error) {
 }
 
 func (p *blockParser) sequence(out []byte, indent int) ([]byte, error) {
+	if p.top {
+		if starts, end := p.itemStarts(indent); len(starts) >= minParallelItems {
+			return p.sequenceParallel(out, indent, starts, end)
+		}
+	}
 	out = append(out, '[')
 	for n := 0; p.pos < len(p.lines) && p.lines[p.pos].indent == indent; n++ {
-		l := p.lines[p.pos]
-		item, ok := strings.CutPrefix(l.text, "- ")
-		if !ok {
+		if !strings.HasPrefix(p.lines[p.pos].text, "- ") {
 			break
-		}
-		if strings.HasPrefix(item, " ") {
-			return nil, errSlowPath // the item's column is not indent+2
 		}
 		if n > 0 {
 			out = append(out, ',')
 		}
 		var err error
-		if _, _, isKey := splitKey(item); isKey || item == "-" || strings.HasPrefix(item, "- ") {
-			// "- key: v" opens a mapping two columns in.
-			p.lines[p.pos] = blockLine{indent: indent + 2, text: item}
-			out, err = p.node(out, indent+2)
-		} else {
-			p.pos++
-			out, err = blockScalar(out, item)
-		}
-		if err != nil {
+		if out, err = p.item(out, indent); err != nil {
 			return nil, err
 		}
 	}
+	return append(out, ']'), nil
+}
+
+// item converts the sequence item whose "- " line is at p.pos.
+func (p *blockParser) item(out []byte, indent int) ([]byte, error) {
+	item := strings.TrimPrefix(p.lines[p.pos].text, "- ")
+	if strings.HasPrefix(item, " ") {
+		return nil, errSlowPath // the item's column is not indent+2
+	}
+	if _, _, isKey := splitKey(item); isKey || item == "-" || strings.HasPrefix(item, "- ") {
+		// "- key: v" opens a mapping two columns in.
+		p.lines[p.pos] = blockLine{indent: indent + 2, text: item}
+		return p.node(out, indent+2)
+	}
+	p.pos++
+	return blockScalar(out, item)
+}
+
+// itemStarts finds the lines of the sequence at p.pos: the line where
+// each item starts, and the line after the sequence.
+func (p *blockParser) itemStarts(indent int) (starts []int, end int) {
+	for end = p.pos; end < len(p.lines); end++ {
+		l := p.lines[end]
+		if l.indent < indent || l.indent == indent && !strings.HasPrefix(l.text, "- ") {
+			break
+		}
+		if l.indent == indent {
+			starts = append(starts, end)
+		}
+	}
+	return starts, end
+}
+
+// sequenceParallel converts the items of a long sequence (a List's) on
+// every CPU, each with a parser of its own lines, and joins them. An item
+// that does not use up its lines is errSlowPath, as in sequence, where
+// the line left over would end the sequence and be left over at the end.
+func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end int) ([]byte, error) {
+	parts := make([][]byte, len(starts))
+	errs := make([]error, len(starts))
+	forEach(len(starts), func(k int) {
+		next := end
+		if k+1 < len(starts) {
+			next = starts[k+1]
+		}
+		sub := &blockParser{lines: p.lines[starts[k]:next]}
+		size := 64
+		for _, l := range sub.lines {
+			size += 2*len(l.text) + 4
+		}
+		parts[k], errs[k] = sub.item(make([]byte, 0, size), indent)
+		if errs[k] == nil && sub.pos != len(sub.lines) {
+			errs[k] = errSlowPath
+		}
+	})
+	out = append(out, '[')
+	for k, part := range parts {
+		if errs[k] != nil {
+			return nil, errs[k]
+		}
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, part...)
+	}
+	p.pos = end
 	return append(out, ']'), nil
 }
 

@@ -45,10 +45,6 @@ type item struct {
 	err      error
 }
 
-// minParallelItems is the List length from which examineAll uses more
-// than one goroutine: below it the goroutines cost more than they save.
-const minParallelItems = 64
-
 // examine reads one JSON value: a List or a single object. itemKind is
 // the "apiVersion Kind" that items of a typed List (ServiceList) default
 // to. lazy says that the value may not be valid JSON: examine then checks
@@ -124,12 +120,13 @@ func classify(h header) (itemClass, []string) {
 }
 
 // examineAll examines items (whose locations are locs) with as many
-// goroutines as there are CPUs, and returns them in order. r says how
+// goroutines as there are CPUs (as forEach, with a guard per goroutine),
+// and returns them in order. r says how
 // the items are read: lazily, and from a mapped file, where a fault while
 // reading one becomes that item's error (see mapfile.go).
 func examineAll(locs []location, raws [][]byte, itemKind string, r reading) []item {
 	out := make([]item, len(raws))
-	workers := min(runtime.GOMAXPROCS(0), len(raws)/minParallelItems+1)
+	workers := min(runtime.GOMAXPROCS(0), len(raws)/minPerWorker+1)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

@@ -77,7 +77,7 @@ func (p *blockParser) node(out []byte, indent int) ([]byte, error) {
 
 func (p *blockParser) sequence(out []byte, indent int) ([]byte, error) {
 	if p.top {
-		if starts, end := p.itemStarts(indent); len(starts) >= minParallelItems {
+		if starts, end := p.itemStarts(indent); len(starts) >= minPerWorker {
 			return p.sequenceParallel(out, indent, starts, end)
 		}
 	}

@@ -14,14 +14,14 @@ func TestBlockYAMLParallelItems(t *testing.T) {
 	list := func(broken func(i int) string) []byte {
 		var b strings.Builder
 		b.WriteString("apiVersion: v1\nitems:\n")
-		for i := range 3 * minParallelItems {
+		for i := range 3 * minPerWorker {
 			fmt.Fprintf(&b, "- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s%d\n  spec:\n    ports:\n    - port: %d\n      name: \"p\"\n    - 7\n", i, i)
 			b.WriteString(broken(i))
 		}
 		b.WriteString("kind: List\nmetadata: {}\n")
 		return []byte(b.String())
 	}
-	scalars := []byte("items:\n" + strings.Repeat("- a\n- 1\n- \"q\"\n", minParallelItems) + "kind: List\n")
+	scalars := []byte("items:\n" + strings.Repeat("- a\n- 1\n- \"q\"\n", minPerWorker) + "kind: List\n")
 	for name, doc := range map[string][]byte{
 		"services":             list(func(int) string { return "" }),
 		"scalar items":         scalars,

@@ -229,6 +229,7 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 // backend opened once, then every sync renders the informers' snapshot and
 // applies it.
 func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
+	tuneDaemonGC()
 	settings := &o.proxy.settings
 	b, err := o.backend(ctx, &o.kernel, settings.mode)
 	if err != nil {

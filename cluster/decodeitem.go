@@ -3,10 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -119,30 +116,18 @@ func classify(h header) (itemClass, []string) {
 	return itemOther, nil
 }
 
-// examineAll examines items (whose locations are locs) with as many
-// goroutines as there are CPUs (as forEach, with a guard per goroutine),
-// and returns them in order. r says how
-// the items are read: lazily, and from a mapped file, where a fault while
-// reading one becomes that item's error (see mapfile.go).
+// examineAll examines items (whose locations are locs) on every CPU
+// (forEach), and returns them in order. r says how the items are read:
+// lazily, and from a mapped file, where a fault while reading one becomes
+// that item's error (see mapfile.go).
 func examineAll(locs []location, raws [][]byte, itemKind string, r reading) []item {
 	out := make([]item, len(raws))
-	workers := min(runtime.GOMAXPROCS(0), len(raws)/minPerWorker+1)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			i := -1
-			if r.mapped {
-				// A worker that faults stops: the items it did not claim
-				// come after the faulty one, whose error is returned first.
-				defer guardFault(func(err error) { out[i] = item{err: locs[i].wrap(err)} })()
-			}
-			for i = int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
-				out[i] = examine(locs[i], raws[i], itemKind, r.lazy)
-			}
-		})
-	}
-	wg.Wait()
+	forEach(len(raws), func(i int) {
+		if r.mapped {
+			defer guardFault(func(err error) { out[i] = item{err: locs[i].wrap(err)} })()
+		}
+		out[i] = examine(locs[i], raws[i], itemKind, r.lazy)
+	})
 	return out
 }
 

@@ -13,15 +13,7 @@ import (
 // A snapshot file is mapped, not read; decoding it gives what decoding its
 // bytes gives.
 func TestLoadFileMapped(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "snap.yaml")
-	if err := os.WriteFile(path, []byte(kubectlList), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openTestFile(t, kubectlList)
 	if _, unmap, err := mapFile(f); err != nil || unmap == nil {
 		t.Fatalf("mapFile: unmap %v, %v; want a mapping", unmap != nil, err)
 	} else {
@@ -40,16 +32,7 @@ func TestLoadFileMapped(t *testing.T) {
 // A mapped file that shrinks while it is decoded (rewritten with ">") is
 // an error that says so, not a crash.
 func TestLoadFileShrunkWhileRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "snap.yaml")
-	doc := kubectlList + strings.Repeat(" ", 3*os.Getpagesize())
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openTestFile(t, kubectlList+strings.Repeat(" ", 3*os.Getpagesize()))
 	data, unmap, err := mapFile(f)
 	if err != nil || unmap == nil {
 		t.Fatalf("mapFile: %v", err)
@@ -63,4 +46,20 @@ func TestLoadFileShrunkWhileRead(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, errChangedWhileRead) {
 		t.Fatalf("got %v, want %v", err, errChangedWhileRead)
 	}
+}
+
+// openTestFile writes content to a file of its own and opens it; the file
+// is closed when the test ends.
+func openTestFile(t *testing.T, content string) (string, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "snap.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
 }

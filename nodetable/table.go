@@ -79,6 +79,11 @@ func (e Endpoint) String() string {
 	return netip.AddrPortFrom(e.IP, uint16(e.Port)).String()
 }
 
+// AppendKey appends String()'s text to b.
+func (e Endpoint) AppendKey(b []byte) []byte {
+	return netip.AddrPortFrom(e.IP, uint16(e.Port)).AppendTo(b)
+}
+
 // ServicePort is one port of one proxied Service as seen from one node, in
 // one IP family, with its endpoints already categorized the way kube-proxy's
 // CategorizeEndpoints does. Renderers read it and never second-guess it.

@@ -103,6 +103,9 @@ type reading struct {
 	// anyway, on every CPU. Where that finds anything wrong, the file is
 	// decoded once more the careful way, whose errors say where.
 	lazy bool
+	// longWay: every object is examined the long way (see examineTyped).
+	// Only tests set it, to hold the one-pass way to the long one.
+	longWay bool
 }
 
 // decode is Decode; mapped says that data is a mapped file.
@@ -215,7 +218,7 @@ func readHeader(fields jsonFields) header {
 // the reading is lazy, the document was valid JSON when split (a YAML
 // document's JSON is valid by construction), and is not checked again.
 func (d *decoder) decodeValue(loc location, raw []byte, depth int) error {
-	return d.accept(examine(loc, raw, "", d.lazy), depth)
+	return d.accept(examine(loc, raw, "", d.reading), depth)
 }
 
 // accept keeps an examined value: its object, its warnings, or, for a

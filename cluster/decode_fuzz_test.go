@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,8 +29,12 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	for _, seed := range onePassCases {
+		f.Add([]byte(seed))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkLazyReading(t, data)
+		checkOnePass(t, data)
 		s, err := Decode("fuzz.yaml", data)
 		if err != nil {
 			return
@@ -70,4 +75,55 @@ func checkLazyReading(t *testing.T, data []byte) {
 	if diff := cmp.Diff(careful, lazy); diff != "" {
 		t.Fatalf("%q: the readings differ (-careful +lazy):\n%s", data, diff)
 	}
+}
+
+// checkOnePass: objects examined in one pass where they can be
+// (examineTyped) decode to the snapshot, warnings and error that examining
+// every object the long way gives.
+func checkOnePass(t *testing.T, data []byte) {
+	text, err := utf8Text(data)
+	if err != nil {
+		return
+	}
+	docs := splitDocuments(text)
+	onePass, errOne := decodeDocuments("fuzz.yaml", docs, reading{})
+	longWay, errLong := decodeDocuments("fuzz.yaml", docs, reading{longWay: true})
+	if fmt.Sprint(errOne) != fmt.Sprint(errLong) {
+		t.Fatalf("%q: errors differ: one pass %v, the long way %v", data, errOne, errLong)
+	}
+	if diff := cmp.Diff(longWay, onePass); diff != "" {
+		t.Fatalf("%q: the snapshots differ (-long way +one pass):\n%s", data, diff)
+	}
+}
+
+// onePassCases are objects at the edge of examineTyped: where it must
+// decline, and where it may decode.
+var onePassCases = []string{
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","namespace":"n"},"spec":{"ports":[{"port":80}]}}`,
+	`{"kind":"Service","apiVersion":"v1","metadata":{"name":"a"}}`,
+	`{"apiVersion":"v1","kind":"Service","kind":"Node","metadata":{"name":"a"}}`,
+	`{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"},"kind":"Service"}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","name":"b"}}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"},"spek":{}}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":null}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":null}}`,
+	`{"apiVersion":"v1","kind":"Serv\u0069ce","metadata":{"name":"\u0061"}}`,
+	`{"apiVersion":"v1","kind":5,"metadata":{"name":"a"}}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"\ud800"}}`,
+	`{"apiVersion":"v1beta1","kind":"Service","metadata":{"name":"a"}}`,
+	`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s","namespace":"n","labels":{"kubernetes.io/service-name":"a"}},"addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"]}],"ports":[{"port":80}]}`,
+	`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.9"}]}}`,
+	`{"apiVersion":"networking.k8s.io/v1","kind":"ServiceCIDR","metadata":{"name":"kubernetes"},"spec":{"cidrs":["10.96.0.0/12"]}}`,
+	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"},"spec":{"ports":[{"port":"80"}]}}`,
+	`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}},{"kind":"Service","metadata":{"name":"b"}}]}`,
+	`{"apiVersion":"v1","kind":"ServiceList","items":[{"metadata":{"name":"a"}}]}`,
+}
+
+func TestOnePassMatchesLongWay(t *testing.T) {
+	for _, c := range onePassCases {
+		checkOnePass(t, []byte(c))
+		checkOnePass(t, []byte("apiVersion: v1\nkind: List\nitems:\n- "+c+"\n"))
+	}
+	checkOnePass(t, []byte(kubectlList))
+	checkOnePass(t, []byte(buildFixture))
 }

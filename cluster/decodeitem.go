@@ -44,10 +44,17 @@ type item struct {
 
 // examine reads one JSON value: a List or a single object. itemKind is
 // the "apiVersion Kind" that items of a typed List (ServiceList) default
-// to. lazy says that the value may not be valid JSON: examine then checks
-// every byte that it does not decode (see lazy in decode.go). It is safe
-// to call from several goroutines.
-func examine(loc location, raw []byte, itemKind string, lazy bool) item {
+// to. A lazy reading says that the value may not be valid JSON: examine
+// then checks every byte that it does not decode (see lazy in decode.go).
+// An object of a kind kube-proxy reads is examined in one pass where it
+// can be (examineTyped). It is safe to call from several goroutines.
+func examine(loc location, raw []byte, itemKind string, r reading) item {
+	if !r.longWay {
+		if it, ok := examineTyped(loc, raw); ok {
+			return it
+		}
+	}
+	lazy := r.lazy
 	fields, ok := jsonObjectFields(raw)
 	if !ok {
 		return item{err: loc.errorf("not a Kubernetes object: expected a mapping with apiVersion and kind")}
@@ -126,7 +133,7 @@ func examineAll(locs []location, raws [][]byte, itemKind string, r reading) []it
 		if r.mapped {
 			defer guardFault(func(err error) { out[i] = item{err: locs[i].wrap(err)} })()
 		}
-		out[i] = examine(locs[i], raws[i], itemKind, r.lazy)
+		out[i] = examine(locs[i], raws[i], itemKind, r)
 	})
 	return out
 }
@@ -180,6 +187,11 @@ func decodeObject(loc location, h header, raw []byte) (obj any, warnings []strin
 	for _, e := range strictErrs {
 		warnings = append(warnings, fmt.Sprintf("%v: ignored", e))
 	}
+	return finishObject(loc, h, obj, warnings)
+}
+
+// finishObject checks a decoded object's name and gives it its defaults.
+func finishObject(loc location, h header, obj any, warnings []string) (any, []string, error) {
 	if h.name == "" {
 		return nil, nil, loc.errorf("metadata.name is required")
 	}

@@ -37,34 +37,50 @@ func (fs jsonFields) get(key string) []byte {
 // jsonObjectFields returns the members of a JSON object. Separators must
 // be where JSON puts them; the members' values are not checked.
 func jsonObjectFields(obj []byte) (jsonFields, bool) {
-	i := jsonSkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	var fields jsonFields
+	ok := jsonEachField(obj, func(f jsonField) bool {
+		fields = append(fields, f)
+		return true
+	})
+	if !ok {
 		return nil, false
 	}
-	var fields jsonFields
+	return fields, true
+}
+
+// jsonEachField calls fn with each member of a JSON object in order, until
+// fn returns false. It reports whether the members it read were well
+// separated and, if fn never stopped it, the object was whole.
+func jsonEachField(obj []byte, fn func(jsonField) bool) bool {
+	i := jsonSkipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
 	if i = jsonSkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-		return fields, jsonSkipSpace(obj, i+1) == len(obj)
+		return jsonSkipSpace(obj, i+1) == len(obj)
 	}
 	for i < len(obj) {
 		end := jsonValueEnd(obj, i)
 		key, ok := jsonString(obj[i:end])
 		if !ok {
-			return nil, false
+			return false
 		}
 		if i = jsonSkipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = jsonSkipSpace(obj, i+1)
 		end = jsonValueEnd(obj, i)
 		if end <= i {
-			return nil, false
+			return false
 		}
-		fields = append(fields, jsonField{key: key, val: obj[i:end:end], at: i})
+		if !fn(jsonField{key: key, val: obj[i:end:end], at: i}) {
+			return true
+		}
 		if i, ok = jsonNext(obj, end, '}'); !ok || i == len(obj) {
-			return fields, ok
+			return ok
 		}
 	}
-	return nil, false
+	return false
 }
 
 // jsonNext reads, from the end of a member or an item at i, either a

@@ -30,3 +30,28 @@ func BenchmarkRenderIPTables(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIPTablesRendererOneEndpoint renders the tables after one
+// endpoint of one Service changed, with a renderer that rendered them
+// before (apply --watch); compare BenchmarkRenderIPTables, a render from
+// nothing.
+func BenchmarkIPTablesRendererOneEndpoint(b *testing.B) {
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+	for _, n := range []int{1000, 10000} {
+		base := synthetic.Table(n, 10)
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var r render.IPTablesRenderer
+			r.Render(base, cfg)
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				round++
+				changed := synthetic.WithOneEndpointChanged(base, n/2, round)
+				b.StartTimer()
+				r.Render(changed, cfg)
+			}
+		})
+	}
+}

@@ -76,6 +76,7 @@ type iptablesState struct {
 
 	builder ipt.Builder
 	epNames map[netip.AddrPort]endpointNames
+	rec     *iptPortOutput // what the port being written writes, for IPTablesRenderer
 }
 
 // rb returns the shared rule builder, emptied. Rules are composed one at a
@@ -125,26 +126,37 @@ func newIPTablesState(t *nodetable.ServiceTable, cfg *Config) *iptablesState {
 	return s
 }
 
-func appendRule(m map[string]*ipt.Chain, chain string, r ipt.Rule) {
-	c := m[chain]
-	if c == nil {
-		c = &ipt.Chain{Name: chain, Policy: "-"}
-		m[chain] = c
+func (s *iptablesState) chains(table ipt.TableName) map[string]*ipt.Chain {
+	if table == ipt.Filter {
+		return s.filter
 	}
-	c.Rules = append(c.Rules, r)
+	return s.nat
 }
 
-func (s *iptablesState) addFilter(chain string, b *ipt.Builder) {
-	appendRule(s.filter, chain, b.Rule())
+// chain returns a chain of the render, created empty if it is new. A
+// chain a Service port creates is that port's own.
+func (s *iptablesState) chain(table ipt.TableName, name string) *ipt.Chain {
+	m := s.chains(table)
+	c := m[name]
+	if c == nil {
+		c = &ipt.Chain{Name: name, Policy: "-"}
+		m[name] = c
+		s.rec.own(table, c)
+	}
+	return c
 }
-func (s *iptablesState) addNAT(chain string, b *ipt.Builder) { appendRule(s.nat, chain, b.Rule()) }
+
+func (s *iptablesState) add(table ipt.TableName, chain string, r ipt.Rule) {
+	c := s.chain(table, chain)
+	c.Rules = append(c.Rules, r)
+	s.rec.sharedRule(table, c, r)
+}
+
+func (s *iptablesState) addFilter(chain string, b *ipt.Builder) { s.add(ipt.Filter, chain, b.Rule()) }
+func (s *iptablesState) addNAT(chain string, b *ipt.Builder)    { s.add(ipt.NAT, chain, b.Rule()) }
 
 // declareNAT creates an (empty) nat chain.
-func (s *iptablesState) declareNAT(chain string) {
-	if s.nat[chain] == nil {
-		s.nat[chain] = &ipt.Chain{Name: chain, Policy: "-"}
-	}
-}
+func (s *iptablesState) declareNAT(chain string) { s.chain(ipt.NAT, chain) }
 
 func (s *iptablesState) hostPrefix(a netip.Addr) netip.Prefix { return netip.PrefixFrom(a, a.BitLen()) }
 

@@ -71,11 +71,16 @@ type ipvsRules struct {
 func (r *ipvsRules) rb() *ipt.Builder { return r.b.Reset() }
 
 func (r *ipvsRules) add(table ipt.TableName, chain string, b *ipt.Builder) {
+	m := r.nat
 	if table == ipt.Filter {
-		appendRule(r.filter, chain, b.Rule())
-	} else {
-		appendRule(r.nat, chain, b.Rule())
+		m = r.filter
 	}
+	c := m[chain]
+	if c == nil {
+		c = &ipt.Chain{Name: chain, Policy: "-"}
+		m[chain] = c
+	}
+	c.Rules = append(c.Rules, b.Rule())
 }
 
 // matchSet adds "-m set --match-set NAME MATCH" with the family's set name.

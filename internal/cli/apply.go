@@ -237,6 +237,7 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	}
 	o.builder = &cluster.Builder{}
 	o.nftRenderers = map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
+	o.iptRenderers = map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
 	saver, _ := b.(cacheSaver)
 	if saver != nil {
 		saver.deferCacheFiles()

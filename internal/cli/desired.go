@@ -79,7 +79,7 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 		table := d.tables.ForFamily(f)
 		switch d.mode {
 		case ModeIPTables:
-			d.iptables = append(d.iptables, render.IPTables(table, d.cfg))
+			d.iptables = append(d.iptables, c.renderIPTables(table, d.cfg))
 		case ModeNFTables:
 			d.nftables = append(d.nftables, c.renderNFTables(table, d.cfg))
 		case ModeIPVS:
@@ -99,4 +99,13 @@ func (c *common) renderNFTables(t *nodetable.ServiceTable, cfg render.Config) *n
 		return r.Render(t, cfg)
 	}
 	return render.NFTables(t, cfg)
+}
+
+// renderIPTables renders one family's iptables tables, with that family's
+// renderer when the command keeps them (watch mode).
+func (c *common) renderIPTables(t *nodetable.ServiceTable, cfg render.Config) *ipt.Ruleset {
+	if r := c.iptRenderers[t.Family]; r != nil {
+		return r.Render(t, cfg)
+	}
+	return render.IPTables(t, cfg)
 }

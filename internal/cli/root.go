@@ -64,9 +64,11 @@ type common struct {
 	// --watch), rebuilds only the Services that changed since its last
 	// render; nil builds every render anew.
 	builder *cluster.Builder
-	// nftRenderers, set with builder, render each family's nftables
-	// table reusing the output of the ports that did not change.
+	// nftRenderers and iptRenderers, set with builder, render each
+	// family's nftables table or iptables tables reusing the output of the
+	// ports that did not change.
 	nftRenderers map[nodetable.Family]*render.NFTablesRenderer
+	iptRenderers map[nodetable.Family]*render.IPTablesRenderer
 }
 
 // options is the shape of every command, as in kubectl's

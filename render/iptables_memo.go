@@ -1,0 +1,106 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+)
+
+// IPTablesRenderer is IPTables for a caller that renders one family's
+// tables again and again (apply --watch), as NFTablesRenderer is for
+// nftables: it remembers what each Service port rendered, and the next
+// Render takes that over for every port that is the same as before (see
+// samePort), with the same configuration, node and large-cluster mode,
+// instead of writing its rules anew.
+//
+// Render gives exactly what IPTables gives. The chains it returns are
+// shared with earlier and later results: the rulesets are read-only. The
+// zero value is ready to use; it is not safe for concurrent use.
+type IPTablesRenderer struct {
+	setup string
+	ports map[nodetable.ServicePortName]*iptPortOutput
+}
+
+// iptPortOutput is what one Service port rendered: the chains it created
+// (its KUBE-SVC, KUBE-SEP, ... chains), and the rules it appended to the
+// chains every port shares (KUBE-SERVICES, KUBE-NODEPORTS, ...), in order.
+type iptPortOutput struct {
+	port   nodetable.ServicePort
+	chains []iptOwnChain
+	shared []iptSharedRule
+}
+
+type iptOwnChain struct {
+	table ipt.TableName
+	chain *ipt.Chain
+}
+
+type iptSharedRule struct {
+	table ipt.TableName
+	chain string
+	rule  ipt.Rule
+}
+
+// own records a chain the port created; a nil output records nothing.
+func (o *iptPortOutput) own(table ipt.TableName, c *ipt.Chain) {
+	if o != nil {
+		o.chains = append(o.chains, iptOwnChain{table: table, chain: c})
+	}
+}
+
+// sharedRule records r when c is not a chain the port created.
+func (o *iptPortOutput) sharedRule(table ipt.TableName, c *ipt.Chain, r ipt.Rule) {
+	if o == nil || slices.ContainsFunc(o.chains, func(own iptOwnChain) bool { return own.chain == c }) {
+		return
+	}
+	o.shared = append(o.shared, iptSharedRule{table: table, chain: c.Name, rule: r})
+}
+
+// Render renders t with cfg, reusing the output of unchanged ports.
+func (r *IPTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
+	s := newIPTablesState(t, &cfg)
+	s.writeFixedRules()
+	whole := *t
+	whole.Ports = nil
+	setup := fmt.Sprintf("%+v %+v large=%v", whole, cfg, s.large)
+	prev := r.ports
+	if setup != r.setup {
+		prev = nil
+	}
+	next := make(map[nodetable.ServicePortName]*iptPortOutput, len(t.Ports))
+	for i := range t.Ports {
+		sp := &t.Ports[i]
+		out := prev[sp.Name]
+		if out == nil || !samePort(&out.port, sp) {
+			out = s.recordServicePort(sp)
+		} else {
+			s.replay(out)
+		}
+		next[sp.Name] = out
+	}
+	s.writeTrailingRules()
+	r.setup, r.ports = setup, next
+	return s.ruleset()
+}
+
+// recordServicePort writes one Service port and records what it wrote.
+func (s *iptablesState) recordServicePort(sp *nodetable.ServicePort) *iptPortOutput {
+	s.rec = &iptPortOutput{port: *sp}
+	s.writeServicePort(sp)
+	out := s.rec
+	s.rec = nil
+	return out
+}
+
+// replay adds what a port rendered before, in the order it was written.
+func (s *iptablesState) replay(out *iptPortOutput) {
+	for _, own := range out.chains {
+		s.chains(own.table)[own.chain.Name] = own.chain
+	}
+	for _, r := range out.shared {
+		c := s.chain(r.table, r.chain)
+		c.Rules = append(c.Rules, r.rule)
+	}
+}

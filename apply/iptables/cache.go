@@ -112,7 +112,7 @@ func (c *Client) writeFile(rs *ipt.Ruleset, gen uint32) error {
 	if !ok {
 		return errNoCacheKey
 	}
-	return c.CacheDir.Store(c.cacheName(rs.Family), key, []byte(rs.String()))
+	return c.CacheDir.Store(c.cacheName(rs.Family), key, rs.Bytes())
 }
 
 // SaveCache writes the files that DeferFiles held back, for the states

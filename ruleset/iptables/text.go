@@ -30,14 +30,46 @@ func (t *Table) encode(w *bufio.Writer) {
 	}
 	for _, c := range t.Chains {
 		for _, r := range c.Rules {
-			w.WriteString("-A " + c.Name + " " + string(r) + "\n")
+			// Piece by piece: one string per rule was 320k allocations
+			// for a 10k-Service table.
+			w.WriteString("-A ")
+			w.WriteString(c.Name)
+			w.WriteByte(' ')
+			w.WriteString(string(r))
+			w.WriteByte('\n')
 		}
 	}
 	w.WriteString("COMMIT\n")
 }
 
+// encodedLen is the length of t's text form.
+func (t *Table) encodedLen() int {
+	n := len("*\nCOMMIT\n") + len(t.Name)
+	for _, c := range t.Chains {
+		n += len(":  [0:0]\n") + len(c.Name) + len(c.Policy)
+		for _, r := range c.Rules {
+			n += len("-A  \n") + len(c.Name) + len(r)
+		}
+	}
+	return n
+}
+
 // String returns the iptables-save text of rs.
 func (rs *Ruleset) String() string { return textform.String(rs.Encode) }
+
+// Bytes returns the iptables-save text of rs, as String does, in a buffer
+// made once at its size: the text of a 10k-Service ruleset is 33 MB, and
+// a buffer grown as it is written copies it several times over.
+func (rs *Ruleset) Bytes() []byte {
+	n := 0
+	for _, t := range rs.Tables {
+		n += t.encodedLen()
+	}
+	var b bytes.Buffer
+	b.Grow(n)
+	_ = rs.Encode(&b)
+	return b.Bytes()
+}
 
 // ParseError reports a line of the text form that could not be read.
 type ParseError = textform.ParseError

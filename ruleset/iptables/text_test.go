@@ -84,3 +84,27 @@ func FuzzParseRoundTrip(f *testing.F) {
 // (xtables_save_string): bare when it is only letters, digits, "_" and "-",
 // otherwise in double quotes with `"`, `\` and `'` escaped.
 func quoteString(s string) string { return string(appendQuoted(nil, s)) }
+
+// TestBytesIsString: Bytes gives String's text, and encodedLen its length
+// exactly (a short estimate would only cost a copy; a long one, memory).
+func TestBytesIsString(t *testing.T) {
+	rs := &Ruleset{Tables: []*Table{
+		{Name: Filter, Chains: []*Chain{
+			{Name: "INPUT", Policy: "ACCEPT", Rules: []Rule{"-j KUBE-FIREWALL"}},
+			{Name: "KUBE-FIREWALL", Policy: "-", Rules: []Rule{`-m comment --comment "a b" -j DROP`, "-j RETURN"}},
+		}},
+		{Name: NAT, Chains: []*Chain{{Name: "KUBE-EMPTY", Policy: "-"}}},
+		{Name: Raw},
+	}}
+	text := rs.String()
+	if got := string(rs.Bytes()); got != text {
+		t.Fatalf("Bytes:\n%s\nString:\n%s", got, text)
+	}
+	n := 0
+	for _, tb := range rs.Tables {
+		n += tb.encodedLen()
+	}
+	if n != len(text) {
+		t.Errorf("encodedLen is %d, the text %d bytes", n, len(text))
+	}
+}

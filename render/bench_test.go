@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
@@ -36,22 +37,8 @@ func BenchmarkRenderIPTables(b *testing.B) {
 // before (apply --watch); compare BenchmarkRenderIPTables, a render from
 // nothing.
 func BenchmarkIPTablesRendererOneEndpoint(b *testing.B) {
-	cfg := render.DefaultConfig()
-	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
-	for _, n := range []int{1000, 10000} {
-		base := synthetic.Table(n, 10)
-		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var r render.IPTablesRenderer
-			r.Render(base, cfg)
-			round := 0
-			for b.Loop() {
-				b.StopTimer()
-				round++
-				changed := synthetic.WithOneEndpointChanged(base, n/2, round)
-				b.StartTimer()
-				r.Render(changed, cfg)
-			}
-		})
-	}
+	benchRendererOneEndpoint(b, func() func(*nodetable.ServiceTable, render.Config) {
+		var r render.IPTablesRenderer
+		return func(t *nodetable.ServiceTable, cfg render.Config) { r.Render(t, cfg) }
+	})
 }

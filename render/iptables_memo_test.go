@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"net/netip"
 	"slices"
 	"testing"
 
@@ -15,54 +14,26 @@ import (
 // IPTables over a series of tables and settings, each step changing what
 // some ports render: the two must print the same ruleset every time.
 func TestIPTablesRendererMatchesIPTables(t *testing.T) {
-	base := synthetic.VariedTable(300, 3)
-	base.Node = nodetable.Node{Name: "node1", IPs: []netip.Addr{netip.MustParseAddr("172.18.0.2")}}
-	cfg := render.DefaultConfig()
-	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
-	masqAll := cfg
+	m := newMemoTables()
+	masqAll := m.cfg
 	masqAll.MasqueradeAll = true
-
-	changed := synthetic.WithOneEndpointChanged(base, 150, 1)
-	fewer := *changed
-	fewer.Ports = slices.Delete(slices.Clone(changed.Ports), 10, 12)
-	nodePort := fewer
-	nodePort.Ports = slices.Clone(fewer.Ports)
-	nodePort.Ports[20].NodePort = 30999
-	otherNode := nodePort
-	// Inside the load balancers' source ranges: their KUBE-FW chains let
-	// the node's own traffic through.
-	otherNode.Node.IPs = []netip.Addr{netip.MustParseAddr("203.0.113.7")}
 	// Past 1,000 endpoints kube-proxy leaves out per-endpoint comments.
-	large := otherNode
-	large.Ports = append(slices.Clone(otherNode.Ports), synthetic.Table(100, 3).Ports...)
-	for i := range large.Ports[len(otherNode.Ports):] {
-		large.Ports[len(otherNode.Ports)+i].Name.Namespace = "extra"
+	large := *m.otherNode
+	large.Ports = append(slices.Clone(large.Ports), synthetic.Table(100, 3).Ports...)
+	for i := range large.Ports[len(m.otherNode.Ports):] {
+		large.Ports[len(m.otherNode.Ports)+i].Name.Namespace = "extra"
 	}
-
+	if n := endpoints(&large); n <= 1000 {
+		t.Fatalf("the large table has %d endpoints", n)
+	}
+	steps := append(m.steps(),
+		memoStep{"masquerade all", m.otherNode, masqAll},
+		memoStep{"large cluster", &large, m.cfg},
+		memoStep{"small again", m.otherNode, m.cfg})
 	var r render.IPTablesRenderer
-	for _, step := range []struct {
-		name  string
-		table *nodetable.ServiceTable
-		cfg   render.Config
-	}{
-		{"first", base, cfg},
-		{"again", base, cfg},
-		{"endpoint changed", changed, cfg},
-		{"ports removed", &fewer, cfg},
-		{"nodePort set", &nodePort, cfg},
-		{"node IP changed", &otherNode, cfg},
-		{"masquerade all", &otherNode, masqAll},
-		{"large cluster", &large, cfg},
-		{"small again", &otherNode, cfg},
-	} {
-		if step.name == "large cluster" && endpoints(step.table) <= 1000 {
-			t.Fatalf("the large table has %d endpoints", endpoints(step.table))
-		}
-		got, want := r.Render(step.table, step.cfg).String(), render.IPTables(step.table, step.cfg).String()
-		if got != want {
-			t.Fatalf("%s: the renderer's ruleset differs from IPTables':\n%s", step.name, firstDiff(want, got))
-		}
-	}
+	checkMemoSteps(t, steps,
+		func(t *nodetable.ServiceTable, cfg render.Config) string { return r.Render(t, cfg).String() },
+		func(t *nodetable.ServiceTable, cfg render.Config) string { return render.IPTables(t, cfg).String() })
 }
 
 // TestIPTablesRendererReusesUnchangedPorts checks that an unchanged port's

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
@@ -38,21 +39,30 @@ func BenchmarkRenderNFTables(b *testing.B) {
 // before (apply --watch); compare BenchmarkRenderNFTables, a render from
 // nothing.
 func BenchmarkNFTablesRendererOneEndpoint(b *testing.B) {
+	benchRendererOneEndpoint(b, func() func(*nodetable.ServiceTable, render.Config) {
+		var r render.NFTablesRenderer
+		return func(t *nodetable.ServiceTable, cfg render.Config) { r.Render(t, cfg) }
+	})
+}
+
+// benchRendererOneEndpoint runs a memoizing renderer, made anew for each
+// size by newRender, on one endpoint change after another.
+func benchRendererOneEndpoint(b *testing.B, newRender func() func(*nodetable.ServiceTable, render.Config)) {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
 	for _, n := range []int{1000, 10000} {
 		base := synthetic.Table(n, 10)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			var r render.NFTablesRenderer
-			r.Render(base, cfg)
+			render := newRender()
+			render(base, cfg)
 			round := 0
 			for b.Loop() {
 				b.StopTimer()
 				round++
 				changed := synthetic.WithOneEndpointChanged(base, n/2, round)
 				b.StartTimer()
-				r.Render(changed, cfg)
+				render(changed, cfg)
 			}
 		})
 	}

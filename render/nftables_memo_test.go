@@ -18,45 +18,19 @@ import (
 // NFTables over a series of tables and settings, each step changing what
 // some ports render: the two must print the same table every time.
 func TestNFTablesRendererMatchesNFTables(t *testing.T) {
-	base := synthetic.VariedTable(300, 3)
-	base.Node = nodetable.Node{Name: "node1", IPs: []netip.Addr{netip.MustParseAddr("172.18.0.2")}}
-	cfg := render.DefaultConfig()
-	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
-	compact := cfg
+	m := newMemoTables()
+	compact := m.cfg
 	compact.NFTablesLayout = render.NFTablesLayoutCompact
-	masqAll := cfg
+	masqAll := m.cfg
 	masqAll.MasqueradeAll = true
-
-	changed := synthetic.WithOneEndpointChanged(base, 150, 1)
-	fewer := *changed
-	fewer.Ports = slices.Delete(slices.Clone(changed.Ports), 10, 12)
-	nodePort := fewer
-	nodePort.Ports = slices.Clone(fewer.Ports)
-	nodePort.Ports[20].NodePort = 30999
-	otherNode := nodePort
-	otherNode.Node.IPs = []netip.Addr{netip.MustParseAddr("172.18.0.3")}
-
+	steps := append(m.steps(),
+		memoStep{"masquerade all", m.otherNode, masqAll},
+		memoStep{"compact layout", m.otherNode, compact},
+		memoStep{"kube-proxy layout again", m.otherNode, m.cfg})
 	var r render.NFTablesRenderer
-	for _, step := range []struct {
-		name  string
-		table *nodetable.ServiceTable
-		cfg   render.Config
-	}{
-		{"first", base, cfg},
-		{"again", base, cfg},
-		{"endpoint changed", changed, cfg},
-		{"ports removed", &fewer, cfg},
-		{"nodePort set", &nodePort, cfg},
-		{"node IP changed", &otherNode, cfg},
-		{"masquerade all", &otherNode, masqAll},
-		{"compact layout", &otherNode, compact},
-		{"kube-proxy layout again", &otherNode, cfg},
-	} {
-		got, want := r.Render(step.table, step.cfg).String(), render.NFTables(step.table, step.cfg).String()
-		if got != want {
-			t.Fatalf("%s: the renderer's table differs from NFTables':\n%s", step.name, firstDiff(want, got))
-		}
-	}
+	checkMemoSteps(t, steps,
+		func(t *nodetable.ServiceTable, cfg render.Config) string { return r.Render(t, cfg).String() },
+		func(t *nodetable.ServiceTable, cfg render.Config) string { return render.NFTables(t, cfg).String() })
 }
 
 // TestNFTablesRendererReusesUnchangedPorts checks that an unchanged port's
@@ -125,4 +99,61 @@ func firstDiff(want, got string) string {
 		}
 	}
 	return fmt.Sprintf("lengths differ: want %d lines, got %d", len(w), len(g))
+}
+
+// memoTables are the tables the memo tests render in turn, each step
+// changing what some ports render, with the configuration they start
+// with.
+type memoTables struct {
+	base, changed, fewer, nodePort, otherNode *nodetable.ServiceTable
+	cfg                                       render.Config
+}
+
+// newMemoTables: one endpoint moved, then two ports gone, then a NodePort
+// set, then the node's IP moved into the load balancers' source ranges
+// (whose KUBE-FW chains then let the node's own traffic through).
+func newMemoTables() memoTables {
+	m := memoTables{base: synthetic.VariedTable(300, 3), cfg: render.DefaultConfig()}
+	m.base.Node = nodetable.Node{Name: "node1", IPs: []netip.Addr{netip.MustParseAddr("172.18.0.2")}}
+	m.cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+	m.changed = synthetic.WithOneEndpointChanged(m.base, 150, 1)
+	fewer := *m.changed
+	fewer.Ports = slices.Delete(slices.Clone(m.changed.Ports), 10, 12)
+	nodePort := fewer
+	nodePort.Ports = slices.Clone(fewer.Ports)
+	nodePort.Ports[20].NodePort = 30999
+	otherNode := nodePort
+	otherNode.Node.IPs = []netip.Addr{netip.MustParseAddr("203.0.113.7")}
+	m.fewer, m.nodePort, m.otherNode = &fewer, &nodePort, &otherNode
+	return m
+}
+
+// steps are the memo tests' common steps, in order, all with m.cfg.
+func (m memoTables) steps() []memoStep {
+	return []memoStep{
+		{"first", m.base, m.cfg},
+		{"again", m.base, m.cfg},
+		{"endpoint changed", m.changed, m.cfg},
+		{"ports removed", m.fewer, m.cfg},
+		{"nodePort set", m.nodePort, m.cfg},
+		{"node IP changed", m.otherNode, m.cfg},
+	}
+}
+
+// memoStep is one render of a memo test.
+type memoStep struct {
+	name  string
+	table *nodetable.ServiceTable
+	cfg   render.Config
+}
+
+// checkMemoSteps renders each step with a memoizing renderer (memo) and
+// from nothing (whole): the two texts must be the same every time.
+func checkMemoSteps(t *testing.T, steps []memoStep, memo, whole func(*nodetable.ServiceTable, render.Config) string) {
+	t.Helper()
+	for _, step := range steps {
+		if got, want := memo(step.table, step.cfg), whole(step.table, step.cfg); got != want {
+			t.Fatalf("%s: the memoizing renderer's output differs:\n%s", step.name, firstDiff(want, got))
+		}
+	}
 }

@@ -136,16 +136,25 @@ func (s *iptablesState) chains(table ipt.TableName) map[string]*ipt.Chain {
 // chain returns a chain of the render, created empty if it is new. A
 // chain a Service port creates is that port's own.
 func (s *iptablesState) chain(table ipt.TableName, name string) *ipt.Chain {
-	m := s.chains(table)
-	c := m[name]
-	if c == nil {
-		c = &ipt.Chain{Name: name, Policy: "-"}
-		m[name] = c
+	c, made := chainIn(s.chains(table), name)
+	if made {
 		s.rec.own(table, c)
 	}
 	return c
 }
 
+// chainIn returns the named chain of m, made empty if m has none.
+func chainIn(m map[string]*ipt.Chain, name string) (c *ipt.Chain, made bool) {
+	if c = m[name]; c == nil {
+		c = &ipt.Chain{Name: name, Policy: "-"}
+		m[name] = c
+		made = true
+	}
+	return c, made
+}
+
+// add appends r to a chain of the render, recording it for the memo when
+// a Service port is being written.
 func (s *iptablesState) add(table ipt.TableName, chain string, r ipt.Rule) {
 	c := s.chain(table, chain)
 	c.Rules = append(c.Rules, r)

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -30,6 +29,7 @@ type iptPortOutput struct {
 	port   nodetable.ServicePort
 	chains []iptOwnChain
 	shared []iptSharedRule
+	owned  map[*ipt.Chain]bool // chains, while the port is written
 }
 
 type iptOwnChain struct {
@@ -47,24 +47,22 @@ type iptSharedRule struct {
 func (o *iptPortOutput) own(table ipt.TableName, c *ipt.Chain) {
 	if o != nil {
 		o.chains = append(o.chains, iptOwnChain{table: table, chain: c})
+		o.owned[c] = true
 	}
 }
 
 // sharedRule records r when c is not a chain the port created.
 func (o *iptPortOutput) sharedRule(table ipt.TableName, c *ipt.Chain, r ipt.Rule) {
-	if o == nil || slices.ContainsFunc(o.chains, func(own iptOwnChain) bool { return own.chain == c }) {
-		return
+	if o != nil && !o.owned[c] {
+		o.shared = append(o.shared, iptSharedRule{table: table, chain: c.Name, rule: r})
 	}
-	o.shared = append(o.shared, iptSharedRule{table: table, chain: c.Name, rule: r})
 }
 
 // Render renders t with cfg, reusing the output of unchanged ports.
 func (r *IPTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
 	s := newIPTablesState(t, &cfg)
 	s.writeFixedRules()
-	whole := *t
-	whole.Ports = nil
-	setup := fmt.Sprintf("%+v %+v large=%v", whole, cfg, s.large)
+	setup := fmt.Sprintf("%+v %+v large=%v", tableSetup(t), configSetup(cfg), s.large)
 	prev := r.ports
 	if setup != r.setup {
 		prev = nil
@@ -87,10 +85,10 @@ func (r *IPTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *ipt.Ru
 
 // recordServicePort writes one Service port and records what it wrote.
 func (s *iptablesState) recordServicePort(sp *nodetable.ServicePort) *iptPortOutput {
-	s.rec = &iptPortOutput{port: *sp}
+	s.rec = &iptPortOutput{port: *sp, owned: map[*ipt.Chain]bool{}}
 	s.writeServicePort(sp)
 	out := s.rec
-	s.rec = nil
+	s.rec, out.owned = nil, nil
 	return out
 }
 
@@ -103,4 +101,21 @@ func (s *iptablesState) replay(out *iptPortOutput) {
 		c := s.chain(r.table, r.chain)
 		c.Rules = append(c.Rules, r.rule)
 	}
+}
+
+// tableSetup is t without its ports: what the memos key the whole render
+// on, with the configuration.
+func tableSetup(t *nodetable.ServiceTable) nodetable.ServiceTable {
+	whole := *t
+	whole.Ports = nil
+	return whole
+}
+
+// configSetup is cfg as the memos key it. The host's addresses are left
+// out: a pod coming or going adds or drops a veth's link-local address,
+// and no port's rules read them. What does (the NodePort addresses they
+// resolve to) is written outside the ports, at every render.
+func configSetup(cfg Config) Config {
+	cfg.HostAddresses = nil
+	return cfg
 }

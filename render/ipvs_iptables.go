@@ -75,11 +75,7 @@ func (r *ipvsRules) add(table ipt.TableName, chain string, b *ipt.Builder) {
 	if table == ipt.Filter {
 		m = r.filter
 	}
-	c := m[chain]
-	if c == nil {
-		c = &ipt.Chain{Name: chain, Policy: "-"}
-		m[chain] = c
-	}
+	c, _ := chainIn(m, chain)
 	c.Rules = append(c.Rules, b.Rule())
 }
 

@@ -39,7 +39,7 @@ type nftPortOutput struct {
 func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 	s := newNFTState(t, &cfg)
 	s.writeSkeleton()
-	setup := fmt.Sprintf("%s %+v %+v %v", t.Family, t.Node, cfg, t.ServiceCIDRs)
+	setup := fmt.Sprintf("%+v %+v", tableSetup(t), configSetup(cfg))
 	prev := r.ports
 	if setup != r.setup {
 		prev = nil

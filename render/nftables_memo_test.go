@@ -40,7 +40,7 @@ func TestNFTablesRendererReusesUnchangedPorts(t *testing.T) {
 	cfg := render.DefaultConfig()
 	var r render.NFTablesRenderer
 	before := r.Render(base, cfg)
-	after := r.Render(synthetic.WithOneEndpointChanged(base, 20, 1), cfg)
+	after := r.Render(synthetic.WithOneEndpointChanged(base, 20, 1), withLinkLocal(cfg))
 	reused, renewed := 0, 0
 	for _, c := range after.Chains {
 		i := slices.IndexFunc(before.Chains, func(b *nft.Chain) bool { return b.Name == c.Name })
@@ -128,8 +128,15 @@ func newMemoTables() memoTables {
 	return m
 }
 
-// steps are the memo tests' common steps, in order, all with m.cfg.
+// steps are the memo tests' common steps, in order. The last two set
+// NodePort addresses and then take the loopback address off the host,
+// which moves iptables' localhost NodePorts and nftables' nodeport-ips.
 func (m memoTables) steps() []memoStep {
+	hosts := m.cfg
+	hosts.NodePortAddresses = []string{"127.0.0.0/8", "203.0.113.0/24"}
+	hosts.HostAddresses = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("203.0.113.7")}
+	noLoopback := hosts
+	noLoopback.HostAddresses = hosts.HostAddresses[1:]
 	return []memoStep{
 		{"first", m.base, m.cfg},
 		{"again", m.base, m.cfg},
@@ -137,7 +144,16 @@ func (m memoTables) steps() []memoStep {
 		{"ports removed", m.fewer, m.cfg},
 		{"nodePort set", m.nodePort, m.cfg},
 		{"node IP changed", m.otherNode, m.cfg},
+		{"NodePort addresses", m.otherNode, hosts},
+		{"loopback gone", m.otherNode, noLoopback},
 	}
+}
+
+// withLinkLocal is cfg with one more host address, as a new pod's veth
+// adds: the memos must still take unchanged ports over.
+func withLinkLocal(cfg render.Config) render.Config {
+	cfg.HostAddresses = append(slices.Clone(cfg.HostAddresses), netip.MustParseAddr("fe80::1"))
+	return cfg
 }
 
 // memoStep is one render of a memo test.

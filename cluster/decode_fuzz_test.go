@@ -79,20 +79,27 @@ func checkLazyReading(t *testing.T, data []byte) {
 
 // checkOnePass: objects examined in one pass where they can be
 // (examineTyped) decode to the snapshot, warnings and error that examining
-// every object the long way gives.
+// every object the long way gives, in a careful reading and in a lazy one.
 func checkOnePass(t *testing.T, data []byte) {
 	text, err := utf8Text(data)
 	if err != nil {
 		return
 	}
-	docs := splitDocuments(text)
-	onePass, errOne := decodeDocuments("fuzz.yaml", docs, reading{})
-	longWay, errLong := decodeDocuments("fuzz.yaml", docs, reading{longWay: true})
+	sameBothWays(t, data, splitDocuments(text), reading{})
+	if docs, ok := splitJSONLazy(text); ok {
+		sameBothWays(t, data, docs, reading{lazy: true})
+	}
+}
+
+func sameBothWays(t *testing.T, data []byte, docs []document, r reading) {
+	onePass, errOne := decodeDocuments("fuzz.yaml", docs, r)
+	r.longWay = true
+	longWay, errLong := decodeDocuments("fuzz.yaml", docs, r)
 	if fmt.Sprint(errOne) != fmt.Sprint(errLong) {
-		t.Fatalf("%q: errors differ: one pass %v, the long way %v", data, errOne, errLong)
+		t.Fatalf("%q (lazy %v): errors differ: one pass %v, the long way %v", data, r.lazy, errOne, errLong)
 	}
 	if diff := cmp.Diff(longWay, onePass); diff != "" {
-		t.Fatalf("%q: the snapshots differ (-long way +one pass):\n%s", data, diff)
+		t.Fatalf("%q (lazy %v): the snapshots differ (-long way +one pass):\n%s", data, r.lazy, diff)
 	}
 }
 
@@ -123,6 +130,7 @@ func TestOnePassMatchesLongWay(t *testing.T) {
 	for _, c := range onePassCases {
 		checkOnePass(t, []byte(c))
 		checkOnePass(t, []byte("apiVersion: v1\nkind: List\nitems:\n- "+c+"\n"))
+		checkOnePass(t, []byte(`{"apiVersion":"v1","kind":"List","items":[`+c+`]}`))
 	}
 	checkOnePass(t, []byte(kubectlList))
 	checkOnePass(t, []byte(buildFixture))

@@ -49,8 +49,11 @@ type item struct {
 // An object of a kind kube-proxy reads is examined in one pass where it
 // can be (examineTyped). It is safe to call from several goroutines.
 func examine(loc location, raw []byte, itemKind string, r reading) item {
+	var refused string // the kind v2 could not decode raw as, if any
 	if !r.longWay {
-		if it, ok := examineTyped(loc, raw); ok {
+		var it item
+		var ok bool
+		if it, ok, refused = examineTyped(loc, raw); ok {
 			return it
 		}
 	}
@@ -84,7 +87,7 @@ func examine(loc location, raw []byte, itemKind string, r reading) item {
 		it.class, it.warnings = classify(h)
 		switch {
 		case it.class == itemObject:
-			it.obj, it.warnings, it.err = decodeObject(loc, h, raw)
+			it.obj, it.warnings, it.err = decodeObject(loc, h, raw, h.kind == refused)
 		case lazy && !json.Valid(raw):
 			it.err = loc.errorf("not valid JSON")
 		}
@@ -166,10 +169,20 @@ func newObject(kind string) any {
 // and v1 differ) is decoded again by sigs.k8s.io/json, whose results and
 // messages are the API server's.
 func unmarshalStrict(kind string, raw []byte) (obj any, strictErrs []error, err error) {
-	obj = newObject(kind)
-	if jsonv2.Unmarshal(raw, obj, jsonv2.RejectUnknownMembers(true)) == nil {
+	if obj, ok := unmarshalV2(kind, raw); ok {
 		return obj, nil, nil
 	}
+	return unmarshalV1(kind, raw)
+}
+
+// unmarshalV2 is unmarshalStrict's first try.
+func unmarshalV2(kind string, raw []byte) (any, bool) {
+	obj := newObject(kind)
+	return obj, jsonv2.Unmarshal(raw, obj, jsonv2.RejectUnknownMembers(true)) == nil
+}
+
+// unmarshalV1 is unmarshalStrict's second: the API machinery's way.
+func unmarshalV1(kind string, raw []byte) (obj any, strictErrs []error, err error) {
 	obj = newObject(kind)
 	strictErrs, err = kjson.UnmarshalStrict(raw, obj)
 	return obj, strictErrs, err
@@ -179,8 +192,14 @@ func unmarshalStrict(kind string, raw []byte) (obj any, strictErrs []error, err 
 // the API machinery's strict JSON serializer does (unmarshalStrict), and
 // gives it the defaults the API server gives it on create (defaults.go).
 // Unknown and duplicate fields become warnings; type errors are errors.
-func decodeObject(loc location, h header, raw []byte) (obj any, warnings []string, err error) {
-	obj, strictErrs, err := unmarshalStrict(h.kind, raw)
+func decodeObject(loc location, h header, raw []byte, v2Refused bool) (obj any, warnings []string, err error) {
+	var strictErrs []error
+	if v2Refused {
+		// examineTyped tried v2 on these very bytes as this kind.
+		obj, strictErrs, err = unmarshalV1(h.kind, raw)
+	} else {
+		obj, strictErrs, err = unmarshalStrict(h.kind, raw)
+	}
 	if err != nil {
 		return nil, nil, loc.wrap(err)
 	}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	jsonv2 "github.com/go-json-experiment/json"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -9,7 +8,9 @@ import (
 // kind kube-proxy reads, whose apiVersion and kind are its first two
 // members (as kubectl and the API server write them), and which
 // encoding/json/v2 decodes. It reports false for anything else, which
-// examine then reads the long way, with its messages.
+// examine then reads the long way, with its messages; refused names the
+// kind v2 could not decode the object as, so that the long way does not
+// try v2 again.
 //
 // The long way scans every member of the object for its header before
 // decoding it: at 10k Services that scan cost about as much CPU as the
@@ -19,27 +20,24 @@ import (
 // each name), and the object's metadata holds the namespace and name the
 // header would have read; the object is the one decodeObject would have
 // made. FuzzDecode holds both ways to the same snapshot and warnings.
-func examineTyped(loc location, raw []byte) (item, bool) {
+func examineTyped(loc location, raw []byte) (it item, ok bool, refused string) {
 	h, ok := leadingType(raw)
 	if !ok {
-		return item{}, false
+		return item{}, false, ""
 	}
-	if class, warnings := classify(h); class != itemObject || len(warnings) > 0 {
-		return item{}, false
+	if class, _ := classify(h); class != itemObject {
+		return item{}, false, ""
 	}
-	obj := newObject(h.kind)
-	if jsonv2.Unmarshal(raw, obj, jsonv2.RejectUnknownMembers(true)) != nil {
-		return item{}, false
-	}
-	meta, ok := obj.(metav1.Object)
+	obj, ok := unmarshalV2(h.kind, raw)
 	if !ok {
-		return item{}, false
+		return item{}, false, h.kind
 	}
+	meta := obj.(metav1.Object) // every kind newObject makes is one
 	h.namespace, h.name = meta.GetNamespace(), meta.GetName()
 	loc.object = h.describe()
-	it := item{loc: loc, h: h, class: itemObject}
+	it = item{loc: loc, h: h, class: itemObject}
 	it.obj, it.warnings, it.err = finishObject(loc, h, obj, nil)
-	return it, true
+	return it, true, ""
 }
 
 // leadingType reads apiVersion and kind when they are the first two

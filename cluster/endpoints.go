@@ -136,7 +136,11 @@ type keyedEndpoint struct {
 // share one allocation: at 10k Services a text apiece was a tenth of a
 // one-shot build.
 func keyEndpoints(eps []*nodetable.Endpoint) []keyedEndpoint {
-	buf := make([]byte, 0, len(eps)*len("255.255.255.255:65535"))
+	per := len("255.255.255.255:65535")
+	if len(eps) > 0 && eps[0].IP.Is6() { // a port's endpoints share a family
+		per = len("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535")
+	}
+	buf := make([]byte, 0, len(eps)*per)
 	ends := make([]int, len(eps))
 	for i, ep := range eps {
 		buf = ep.AppendKey(buf)

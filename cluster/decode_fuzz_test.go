@@ -26,6 +26,7 @@ func FuzzDecode(f *testing.F) {
 		`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}} {"apiVersion":"v1","kind":"Node","metadata":{"name":"m"}}]}`,
 		"{\"apiVersion\":\"v1\",\"kind\":\"ServiceList\",\"metadata\":{\"x\":[1,]},\"items\":[{\"metadata\":{\"name\":\"a\tb\"}}]}",
 		`{"apiVersion":"v1","kind":"List","items":[]} {"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s"},"addressType":"IPv4","endpoints":[]}`,
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"\u0080"}}`,
 	} {
 		f.Add([]byte(seed))
 	}

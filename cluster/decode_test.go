@@ -338,7 +338,9 @@ spec:
 }
 
 func TestRoundTrip(t *testing.T) {
-	inputs := map[string]string{"kubectl List": kubectlList, "build fixture": buildFixture}
+	inputs := map[string]string{"kubectl List": kubectlList, "build fixture": buildFixture,
+		// Characters JSON takes raw and YAML does not.
+		"unprintable": `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","annotations":{"x":"\u007f\u0080\u0085\u009f\ufeff\ufffe\uffff é"}},"spec":{"clusterIP":"10.96.0.10","ports":[{"port":80}]}}`}
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
 			s := mustDecode(t, in)

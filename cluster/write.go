@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +20,7 @@ func (s *Snapshot) WriteYAML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if data, err = yaml.JSONToYAML(data); err != nil {
+	if data, err = yaml.JSONToYAML(escapeUnprintable(data)); err != nil {
 		return fmt.Errorf("encode snapshot as YAML: %w", err)
 	}
 	_, err = w.Write(data)
@@ -86,4 +87,50 @@ func (s *Snapshot) canonical() *Snapshot {
 	}
 	c.Normalize()
 	return c
+}
+
+// escapeUnprintable writes as \u escapes the characters that JSON allows
+// raw in a string but YAML does not in a document: DEL, the C1 controls,
+// the byte order mark and U+FFFE/U+FFFF. JSONToYAML reads the JSON as
+// YAML, and refused a snapshot holding one ("control characters are not
+// allowed"): an annotation may hold any of them. Outside strings the JSON
+// that marshal writes is ASCII, so every such character is in a string.
+func escapeUnprintable(data []byte) []byte {
+	var out []byte
+	for i := 0; i < len(data); {
+		r, n := rune(data[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(data[i:])
+		}
+		if yamlPrintable(r) {
+			if out != nil {
+				out = append(out, data[i:i+n]...)
+			}
+			i += n
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(data)+64), data[:i]...)
+		}
+		out = fmt.Appendf(out, `\u%04x`, r)
+		i += n
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}
+
+// yamlPrintable reports whether YAML takes r raw in a double-quoted
+// scalar: its printable set, less the line break NEL (U+0085) and the
+// byte order mark. Control characters below 0x20 never reach here raw:
+// JSON escapes them.
+func yamlPrintable(r rune) bool {
+	switch {
+	case r < 0x7f:
+		return true
+	case r <= 0x9f, r == 0xfeff, r == 0xfffe, r == 0xffff:
+		return false
+	}
+	return r != utf8.RuneError && r <= 0x10ffff && (r < 0xd800 || r > 0xdfff)
 }

@@ -11,8 +11,9 @@ import (
 // tables again and again (apply --watch), as NFTablesRenderer is for
 // nftables: it remembers what each Service port rendered, and the next
 // Render takes that over for every port that is the same as before (see
-// samePort), with the same configuration, node and large-cluster mode,
-// instead of writing its rules anew.
+// samePort), with the same configuration (host addresses aside, see
+// configSetup), node and large-cluster mode, instead of writing its rules
+// anew.
 //
 // Render gives exactly what IPTables gives. The chains it returns are
 // shared with earlier and later results: the rulesets are read-only. The

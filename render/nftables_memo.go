@@ -11,8 +11,9 @@ import (
 // NFTablesRenderer is NFTables for a caller that renders one family's
 // table again and again (apply --watch): it remembers what each Service
 // port rendered, and the next Render takes that over for every port that
-// is the same as before, with the same configuration and node, instead of
-// writing its chains, rules and elements anew. A port is the same when
+// is the same as before, with the same configuration (host addresses
+// aside, see configSetup) and node, instead of writing its chains, rules
+// and elements anew. A port is the same when
 // its values are equal and its lists are the very same slices, which is
 // what cluster.Builder hands out for a Service that did not change; ports
 // built anew (from a hand-written file, say) are always rendered.

@@ -12,7 +12,7 @@ import (
 // nftables: it remembers what each Service port rendered, and the next
 // Render takes that over for every port that is the same as before (see
 // samePort), with the same configuration (host addresses aside, see
-// configSetup), node and large-cluster mode, instead of writing its rules
+// memoSetup), node and large-cluster mode, instead of writing its rules
 // anew.
 //
 // Render gives exactly what IPTables gives. The chains it returns are
@@ -63,7 +63,7 @@ func (o *iptPortOutput) sharedRule(table ipt.TableName, c *ipt.Chain, r ipt.Rule
 func (r *IPTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
 	s := newIPTablesState(t, &cfg)
 	s.writeFixedRules()
-	setup := fmt.Sprintf("%+v %+v large=%v", tableSetup(t), configSetup(cfg), s.large)
+	setup := fmt.Sprintf("%s large=%v", memoSetup(t, cfg), s.large)
 	prev := r.ports
 	if setup != r.setup {
 		prev = nil
@@ -102,21 +102,4 @@ func (s *iptablesState) replay(out *iptPortOutput) {
 		c := s.chain(r.table, r.chain)
 		c.Rules = append(c.Rules, r.rule)
 	}
-}
-
-// tableSetup is t without its ports: what the memos key the whole render
-// on, with the configuration.
-func tableSetup(t *nodetable.ServiceTable) nodetable.ServiceTable {
-	whole := *t
-	whole.Ports = nil
-	return whole
-}
-
-// configSetup is cfg as the memos key it. The host's addresses are left
-// out: a pod coming or going adds or drops a veth's link-local address,
-// and no port's rules read them. What does (the NodePort addresses they
-// resolve to) is written outside the ports, at every render.
-func configSetup(cfg Config) Config {
-	cfg.HostAddresses = nil
-	return cfg
 }

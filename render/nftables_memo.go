@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -12,7 +11,7 @@ import (
 // table again and again (apply --watch): it remembers what each Service
 // port rendered, and the next Render takes that over for every port that
 // is the same as before, with the same configuration (host addresses
-// aside, see configSetup) and node, instead of writing its chains, rules
+// aside, see memoSetup) and node, instead of writing its chains, rules
 // and elements anew. A port is the same when
 // its values are equal and its lists are the very same slices, which is
 // what cluster.Builder hands out for a Service that did not change; ports
@@ -40,7 +39,7 @@ type nftPortOutput struct {
 func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 	s := newNFTState(t, &cfg)
 	s.writeSkeleton()
-	setup := fmt.Sprintf("%+v %+v", tableSetup(t), configSetup(cfg))
+	setup := memoSetup(t, cfg)
 	prev := r.ports
 	if setup != r.setup {
 		prev = nil
@@ -98,24 +97,4 @@ func (s *nftState) replay(out *nftPortOutput, shared []*nft.Set) {
 			set.Elements = append(set.Elements, out.elements[i]...)
 		}
 	}
-}
-
-// samePort reports whether b is a, for the memo: equal values, and the
-// very same lists (cluster.Builder's reused ports share them; a list
-// built anew counts as changed, which only costs a render).
-func samePort(a, b *nodetable.ServicePort) bool {
-	return a.Name == b.Name && a.ClusterIP == b.ClusterIP && a.Port == b.Port && a.NodePort == b.NodePort &&
-		a.HealthCheckNodePort == b.HealthCheckNodePort && a.AffinityTimeoutSeconds == b.AffinityTimeoutSeconds &&
-		a.InternalPolicyLocal == b.InternalPolicyLocal && a.ExternalPolicyLocal == b.ExternalPolicyLocal &&
-		a.HasEndpoints == b.HasEndpoints &&
-		sameSlice(a.ExternalIPs, b.ExternalIPs) && sameSlice(a.LoadBalancerVIPs, b.LoadBalancerVIPs) &&
-		sameSlice(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) &&
-		sameSlice(a.AllEndpoints, b.AllEndpoints) && sameSlice(a.ClusterEndpoints, b.ClusterEndpoints) &&
-		sameSlice(a.LocalEndpoints, b.LocalEndpoints) && sameSlice(a.ReachableEndpoints, b.ReachableEndpoints)
-}
-
-// sameSlice is true for two empty slices, or two that are one array's
-// same elements.
-func sameSlice[T any](a, b []T) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -51,11 +51,11 @@ type item struct {
 func examine(loc location, raw []byte, itemKind string, r reading) item {
 	var refused string // the kind v2 could not decode raw as, if any
 	if !r.longWay {
-		var it item
-		var ok bool
-		if it, ok, refused = examineTyped(loc, raw); ok {
+		it, ok, kind := examineTyped(loc, raw)
+		if ok {
 			return it
 		}
+		refused = kind
 	}
 	lazy := r.lazy
 	fields, ok := jsonObjectFields(raw)

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -78,7 +77,7 @@ func registerValues(cmd *cobra.Command, name string, values []string) {
 // within nodeCompletionTimeout, completes nothing.
 func completeNodeNames(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	conn := connectionFlags(cmd.Flags())
-	restConfig, err := conn.ToRESTConfig()
+	restConfig, err := conn.restConfig()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -105,10 +104,10 @@ func completeNodeNames(cmd *cobra.Command, _ []string, toComplete string) ([]str
 
 // connectionFlags returns kubectl's connection flags with the values that
 // were given on fs, which holds them among the command's other flags.
-func connectionFlags(fs *pflag.FlagSet) *genericclioptions.ConfigFlags {
-	conn := genericclioptions.NewConfigFlags(true)
+func connectionFlags(fs *pflag.FlagSet) *connFlags {
+	conn := &connFlags{}
 	own := pflag.NewFlagSet("connection", pflag.ContinueOnError)
-	conn.AddFlags(own)
+	conn.addFlags(own)
 	fs.Visit(func(f *pflag.Flag) {
 		if own.Lookup(f.Name) != nil {
 			own.Set(f.Name, f.Value.String())

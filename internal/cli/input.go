@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -21,7 +20,7 @@ import (
 // the embedded example, or (by default) the API server that kubectl's
 // connection flags (--kubeconfig, --context, --server, ...) reach.
 type inputFlags struct {
-	conn    *genericclioptions.ConfigFlags
+	conn    *connFlags
 	file    string
 	example bool
 	// saved is the snapshot of apply FILE's saved plan.
@@ -31,9 +30,7 @@ type inputFlags struct {
 // newInputFlags returns the input flags: kubectl's connection flags
 // without -n/--namespace, which would do nothing (see namespaceFlagError).
 func newInputFlags() inputFlags {
-	conn := genericclioptions.NewConfigFlags(true)
-	conn.Namespace = nil
-	return inputFlags{conn: conn}
+	return inputFlags{conn: &connFlags{}}
 }
 
 // namespaceFlagError is every command's flag error handler: it explains
@@ -51,7 +48,7 @@ func namespaceFlagError(_ *cobra.Command, err error) error {
 }
 
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {
-	s.conn.AddFlags(fs)
+	s.conn.addFlags(fs)
 	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
 	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+examples.NodeName+")")
 }
@@ -97,8 +94,8 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 	return snap, nil
 }
 
-func (c *common) fromAPI(ctx context.Context, conn *genericclioptions.ConfigFlags, node string) (*cluster.Snapshot, error) {
-	restConfig, err := conn.ToRESTConfig()
+func (c *common) fromAPI(ctx context.Context, conn *connFlags, node string) (*cluster.Snapshot, error) {
+	restConfig, err := conn.restConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}

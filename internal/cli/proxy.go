@@ -160,7 +160,7 @@ func (o *ProxyOptions) changes(ctx context.Context) (trigger.Signal, error) {
 	case o.input.file != "":
 		return trigger.File(ctx, o.input.file, o.reloadInterval, o.log), nil
 	}
-	restConfig, err := o.input.conn.ToRESTConfig()
+	restConfig, err := o.input.conn.restConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
@@ -58,7 +57,7 @@ func commandReference(t *testing.T) string {
 	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 	root.DisableAutoGenTag = true
 	kubectlFlags := pflag.NewFlagSet("kubectl", pflag.ContinueOnError)
-	genericclioptions.NewConfigFlags(true).AddFlags(kubectlFlags)
+	(&connFlags{namespace: true}).addFlags(kubectlFlags)
 	var b strings.Builder
 	b.WriteString("\nGenerated from the command tree by cobra's doc generator. Besides the flags\n" +
 		"listed, render, plan, apply, proxy and snapshot take kubectl's connection flags\n" +

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -21,7 +20,7 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	kubectlFlags := pflag.NewFlagSet("kubectl", pflag.ContinueOnError)
-	genericclioptions.NewConfigFlags(true).AddFlags(kubectlFlags)
+	(&connFlags{namespace: true}).addFlags(kubectlFlags)
 	seen := map[string]bool{"help": true}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
@@ -59,7 +58,7 @@ func recordSettings(fs *pflag.FlagSet) map[string]string {
 // own input, and a saved plan is applied once.
 func savedPlanConflicts() []string {
 	conn := pflag.NewFlagSet("conn", pflag.ContinueOnError)
-	genericclioptions.NewConfigFlags(true).AddFlags(conn)
+	(&connFlags{namespace: true}).addFlags(conn)
 	names := []string{"filename", "example", "config", "watch"}
 	conn.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	return names

@@ -79,7 +79,7 @@ func (f *ProxyFlags) validatePeriods(minSync, sync time.Duration) error {
 // permission or Node. An unreachable API server is waited for.
 func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
 	w := &o.watch
-	restConfig, err := o.input.conn.ToRESTConfig()
+	restConfig, err := o.input.conn.restConfig()
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}

@@ -70,7 +70,7 @@ func TestWatchRejectsBadPeriods(t *testing.T) {
 	o := newApplyOptions(&common{streams: genericiooptions.NewTestIOStreamsDiscard()})
 	kubeconfig := t.TempDir() + "/kubeconfig"
 	os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o600)
-	o.input.conn.KubeConfig = &kubeconfig
+	o.input.conn.kubeconfig = kubeconfig
 	// Complete, skipped here, would default the node name to the hostname.
 	o.proxy.NodeName = "node1"
 	sync := func(context.Context, *cluster.Snapshot) (diff.Summary, error) { return diff.Summary{}, nil }

@@ -67,14 +67,18 @@ func BenchmarkLayout(b *testing.B) {
 					}
 					round := 0
 					var ops int
+					var cpu time.Duration
 					for b.Loop() {
 						b.StopTimer()
 						round++
 						changed := render.NFTables(synthetic.WithOneEndpointChanged(base, n/2, round), cfg)
 						b.StartTimer()
+						start := processCPU()
 						ops = planAndApply(b, node.client, changed)
+						cpu += processCPU() - start
 					}
 					b.ReportMetric(float64(ops), "ops")
+					b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 				})
 			})
 		}

@@ -36,11 +36,15 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// BuildTool builds cmd/kubectl-svcproxy into dir and returns its path.
+// BuildTool builds cmd/kubectl-svcproxy into dir as the release and the
+// image build it (static, without symbols), and as hack/testcluster builds
+// kube-proxy, so that the two are measured alike; it returns its path.
+// (A cgo build is larger and maps more of itself into memory.)
 func BuildTool(root, dir string) (string, error) {
 	bin := filepath.Join(dir, "kubectl-svcproxy")
-	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, "./cmd/kubectl-svcproxy")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/kubectl-svcproxy")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/kubectl-svcproxy: %w\n%s", err, out)
 	}

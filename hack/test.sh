@@ -20,7 +20,9 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
-go build -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
+# Built as the release and the image build it (static, without symbols):
+# the conformance suite and the benchmarks run this binary.
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 # render and snapshot work on macOS and Windows too (krew installs there):
 # cross-compile every package but the test support that drives Linux's
 # namespaces, VMs, kubelet and image builds, with goreleaser's flags

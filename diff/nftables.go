@@ -160,33 +160,40 @@ func diffNFTSets(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
 }
 
 func diffNFTChains(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
+	// liveChains ends with the live chains that no desired chain matched.
 	liveChains := make(map[string]*nft.Chain, len(live.Chains))
 	for _, c := range live.Chains {
 		liveChains[c.Name] = c
 	}
-	wanted := make(map[string]bool, len(desired.Chains))
+	if len(live.Chains) == 0 {
+		cs.Chains = make([]NFTablesChainChange, 0, len(desired.Chains))
+	}
 	for _, dc := range desired.Chains {
-		wanted[dc.Name] = true
 		lc := liveChains[dc.Name]
-		if lc == nil {
+		delete(liveChains, dc.Name)
+		switch {
+		case lc == nil:
 			cs.Chains = append(cs.Chains, NFTablesChainChange{Verb: CreateChain, Name: dc.Name, Base: dc.Base, Comment: dc.Comment, Rules: dc.Rules})
-			continue
+		case !dc.Equal(lc):
+			cs.Chains = append(cs.Chains, replaceChain(cs, dc, lc))
 		}
-		if dc.Equal(lc) {
-			continue
-		}
-		ch := NFTablesChainChange{Verb: ReplaceChain, Name: dc.Name, Base: dc.Base, Comment: dc.Comment, Rules: dc.Rules, Old: lc.Rules}
-		if !sameBase(dc.Base, lc.Base) || dc.Comment != lc.Comment {
-			ch.Redeclared, ch.OldBase, ch.OldComment = true, lc.Base, lc.Comment
-			cs.Reasons = append(cs.Reasons, "the declaration of chain "+dc.Name+" changes")
-		}
-		cs.Chains = append(cs.Chains, ch)
 	}
 	for _, lc := range live.Chains {
-		if !wanted[lc.Name] {
+		if liveChains[lc.Name] != nil {
 			cs.Chains = append(cs.Chains, NFTablesChainChange{Verb: DeleteChain, Name: lc.Name, Base: lc.Base, Comment: lc.Comment, Old: lc.Rules})
 		}
 	}
+}
+
+// replaceChain is the change of live chain lc into dc, noting in cs a
+// change of its declaration.
+func replaceChain(cs *NFTablesChangeSet, dc, lc *nft.Chain) NFTablesChainChange {
+	ch := NFTablesChainChange{Verb: ReplaceChain, Name: dc.Name, Base: dc.Base, Comment: dc.Comment, Rules: dc.Rules, Old: lc.Rules}
+	if !sameBase(dc.Base, lc.Base) || dc.Comment != lc.Comment {
+		ch.Redeclared, ch.OldBase, ch.OldComment = true, lc.Base, lc.Comment
+		cs.Reasons = append(cs.Reasons, "the declaration of chain "+dc.Name+" changes")
+	}
+	return ch
 }
 
 // declaration returns s without its elements.

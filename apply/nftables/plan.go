@@ -84,7 +84,7 @@ func transactions(p *Plan) []transaction {
 		if desired == nil {
 			desired = diff.ReplayNFTables(p.Live, cs)
 		}
-		main.ops = append([]op{{kind: opAddTable}, {kind: opDeleteTable}}, createOps(desired)...)
+		main.ops = createOps(desired, op{kind: opAddTable}, op{kind: opDeleteTable})
 		return []transaction{main}
 	}
 	if p.Live != nil {
@@ -105,9 +105,10 @@ func transactions(p *Plan) []transaction {
 }
 
 // changeOps is the main transaction of an incremental change set, without
-// the table (see transactions).
-func changeOps(cs *diff.NFTablesChangeSet) []op {
-	var ops []op
+// the table (see transactions), after the ops of head. The list is sized
+// once: a new table at 10k Services is about 300k ops of 96 bytes.
+func changeOps(cs *diff.NFTablesChangeSet, head ...op) []op {
+	ops := append(make([]op, 0, len(head)+opBound(cs)), head...)
 	for _, c := range cs.Sets {
 		if c.Verb == diff.CreateSet {
 			ops = append(ops, op{kind: opAddSet, set: c.Set})
@@ -151,10 +152,22 @@ func changeOps(cs *diff.NFTablesChangeSet) []op {
 }
 
 // createOps writes a whole table's sets, chains, rules and elements into a
-// table that has none, in the same order as changeOps.
-func createOps(rs *nft.Ruleset) []op {
-	ops := []op{{kind: opAddTable, comment: rs.Comment}}
-	return append(ops, changeOps(diff.NFTables(rs, nil))...)
+// table that has none, in the same order as changeOps, after the ops of
+// head.
+func createOps(rs *nft.Ruleset, head ...op) []op {
+	head = append(head, op{kind: opAddTable, comment: rs.Comment})
+	return changeOps(diff.NFTables(rs, nil), head...)
+}
+
+// opBound is at least the number of ops changeOps makes of cs: a set is
+// added, loses and gains elements at most, or is deleted; a chain is
+// added, flushed or deleted, and gets its rules.
+func opBound(cs *diff.NFTablesChangeSet) int {
+	n := 3*len(cs.Sets) + len(cs.Chains)
+	for _, c := range cs.Chains {
+		n += len(c.Rules)
+	}
+	return n
 }
 
 func appendRules(ops []op, chain string, rules []nft.Rule) []op {

@@ -108,7 +108,7 @@ func (c *ruleCompiler) statement() error {
 		return c.dynset()
 	}
 	words := c.ts.words()
-	if len(words) >= 3 && joinWords(words[:3]) == "meta mark set" {
+	if _, ok := hasPhrase(words, "meta mark set"); ok {
 		return c.markSet()
 	}
 	return c.match()
@@ -131,7 +131,7 @@ func (c *ruleCompiler) operand() ([]*field, error) {
 
 func (c *ruleCompiler) oneField() (*field, error) {
 	words := c.ts.words()
-	if len(words) >= 4 && joinWords(words[:3]) == "numgen random mod" {
+	if _, ok := hasPhrase(words, "numgen random mod"); ok && len(words) >= 4 {
 		mod, err := strconv.ParseUint(words[3], 10, 32)
 		if err != nil || mod == 0 {
 			return nil, c.errorf("bad numgen modulus")

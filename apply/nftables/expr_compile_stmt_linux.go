@@ -175,7 +175,7 @@ func (c *ruleCompiler) markSet() error {
 	c.ts.pos += 3
 	words := c.ts.words()
 	set := &expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: reg1}
-	if len(words) < 2 || joinWords(words[:2]) != "meta mark" {
+	if _, ok := hasPhrase(words, "meta mark"); !ok {
 		v, err := typeMark.parse(c.ts.next().text)
 		if err != nil {
 			return c.errorf("bad mark: %v", err)

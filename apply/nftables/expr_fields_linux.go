@@ -102,8 +102,7 @@ func fibField(name string, saddr bool) *field {
 // words the name takes.
 func fieldByName(words []string, family byte) (*field, int) {
 	for _, f := range fields {
-		n := wordCount(f.name)
-		if n <= len(words) && joinWords(words[:n]) == f.name && (f.family == 0 || f.family == family) {
+		if n, ok := hasPhrase(words, f.name); ok && (f.family == 0 || f.family == family) {
 			return f, n
 		}
 	}

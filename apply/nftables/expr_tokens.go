@@ -14,7 +14,7 @@ type token struct {
 
 // tokenize splits rule text as nft prints it.
 func tokenize(s string) ([]token, error) {
-	var out []token
+	out := make([]token, 0, strings.Count(s, " ")+1)
 	for i := 0; i < len(s); {
 		switch c := s[i]; {
 		case c == ' ':
@@ -58,14 +58,35 @@ func splitItems(inner string) []string {
 	return items
 }
 
-func wordCount(s string) int { return strings.Count(s, " ") + 1 }
+// hasPhrase reports whether words start with the words of phrase, and
+// how many those are. Unlike joining the words to compare, it allocates
+// nothing: a rule is compiled by trying one phrase after another, and a
+// new table at 10k Services is about 300k rules.
+func hasPhrase(words []string, phrase string) (int, bool) {
+	n := 0
+	for {
+		w, rest, more := strings.Cut(phrase, " ")
+		if n >= len(words) || words[n] != w {
+			return 0, false
+		}
+		n++
+		if !more {
+			return n, true
+		}
+		phrase = rest
+	}
+}
 
-func joinWords(ws []string) string { return strings.Join(ws, " ") }
+// maxWords is the most words that words returns: more than the longest
+// phrase that a rule is matched against ("fib saddr type",
+// "numgen random mod N").
+const maxWords = 8
 
 // tokenStream walks a token slice.
 type tokenStream struct {
 	toks []token
 	pos  int
+	buf  [maxWords]string // words' result
 }
 
 func (ts *tokenStream) done() bool { return ts.pos >= len(ts.toks) }
@@ -102,11 +123,12 @@ func (ts *tokenStream) accept(w string) bool {
 }
 
 // words returns the plain words from the current position on, up to the
-// first brace group.
+// first brace group and at most maxWords of them. The slice is valid
+// until the next call.
 func (ts *tokenStream) words() []string {
-	var out []string
+	out := ts.buf[:0]
 	for _, t := range ts.toks[ts.pos:] {
-		if t.brace {
+		if t.brace || len(out) == maxWords {
 			break
 		}
 		out = append(out, t.text)

@@ -33,6 +33,7 @@ type Batch struct {
 	fresh     bool                // the table was deleted earlier in this batch
 	anonCount int                 // anonymous sets named so far
 	lastMsg   int                 // offset of the last message
+	exprOpen  [2]int              // the expression putExpr is writing
 }
 
 // batchOp describes one queued message for error reports.

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
@@ -236,13 +235,11 @@ func (b *Batch) addCompiledRule(chain, text string, cr *compiledRule) error {
 	b.enc.putString(unix.NFTA_RULE_CHAIN, chain)
 	list := b.enc.nested(unix.NFTA_RULE_EXPRESSIONS)
 	for _, e := range cr.exprs {
-		data, err := expr.Marshal(b.fam, e)
-		if err != nil {
+		if err := b.putExpr(e); err != nil {
 			err = fmt.Errorf("nftables: chain %s: rule %q: %w", chain, text, err)
 			b.fail(err)
 			return err
 		}
-		b.enc.put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
 	}
 	b.enc.end(list)
 	if len(cr.udata) > 0 {

@@ -48,9 +48,17 @@ func (e *encoder) putString(typ uint16, s string) {
 	e.end(start)
 }
 
-func (e *encoder) putU32(typ uint16, v uint32) { e.put(typ, binary.BigEndian.AppendUint32(nil, v)) }
+func (e *encoder) putU32(typ uint16, v uint32) {
+	start := e.nest(typ &^ unix.NLA_F_NESTED)
+	e.b = binary.BigEndian.AppendUint32(e.b, v)
+	e.end(start)
+}
 
-func (e *encoder) putU64(typ uint16, v uint64) { e.put(typ, binary.BigEndian.AppendUint64(nil, v)) }
+func (e *encoder) putU64(typ uint16, v uint64) {
+	start := e.nest(typ &^ unix.NLA_F_NESTED)
+	e.b = binary.BigEndian.AppendUint64(e.b, v)
+	e.end(start)
+}
 
 // nest starts an attribute whose value follows; end closes it. Pass the
 // type without NLA_F_NESTED for a plain attribute built piecewise.

@@ -1,0 +1,44 @@
+package nftables
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+)
+
+// BenchmarkEncodeNewTable measures the tool's own part of writing a new
+// table, without the kernel: planning the ops and encoding them into one
+// netlink batch (compiling every rule), as Apply does before it sends.
+// BenchmarkLayout's from-empty case adds the kernel's part and the
+// memory it touches for the first time.
+func BenchmarkEncodeNewTable(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		base := synthetic.Table(n, 10)
+		for _, layout := range []string{render.NFTablesLayoutKubeProxy, render.NFTablesLayoutCompact} {
+			cfg := render.DefaultConfig()
+			cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+			cfg.NFTablesLayout = layout
+			desired := render.NFTables(base, cfg)
+			b.Run(fmt.Sprintf("services=%d/layout=%s", n, layout), func(b *testing.B) {
+				var bytes int
+				for b.Loop() {
+					p := &Plan{Family: desired.Family, Desired: desired, Changes: diff.NFTables(desired, nil)}
+					tx := transactions(p)[0]
+					batch := (&Conn{}).NewBatch(tx.family, tx.table)
+					batch.Grow(estimateBatchBytes(tx.ops))
+					for _, o := range tx.ops {
+						if err := addOp(batch, o); err != nil {
+							b.Fatal(err)
+						}
+					}
+					bytes = len(batch.enc.b)
+				}
+				b.ReportMetric(float64(bytes)/1e6, "MB")
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
@@ -36,6 +37,8 @@ func compileRule(family byte, text string) (*compiledRule, error) {
 		return nil, err
 	}
 	c := &ruleCompiler{ts: tokenStream{toks: toks}, family: family}
+	// A rule of kube-proxy's is at most about ten expressions.
+	c.out.exprs = make([]expr.Any, 0, 12)
 	for !c.ts.done() {
 		if err := c.statement(); err != nil {
 			return nil, err
@@ -153,9 +156,29 @@ func (c *ruleCompiler) oneField() (*field, error) {
 	return f, nil
 }
 
+// numgenFields holds the numgen fields made so far without an offset,
+// by modulus: an endpoint cascade has one per endpoint, and a new table
+// at 10k Services about 100k of them, of a few moduli. Moduli above
+// maxCachedModulus are made each time, so that the cache stays small
+// whatever the rules say.
+var numgenFields sync.Map // uint32 -> *field
+
+const maxCachedModulus = 4096
+
 // numgenField is "numgen random mod N [offset M]", which loads a
 // host-endian integer.
 func numgenField(mod, offset uint32) *field {
+	if offset != 0 || mod > maxCachedModulus {
+		return newNumgenField(mod, offset)
+	}
+	if f, ok := numgenFields.Load(mod); ok {
+		return f.(*field)
+	}
+	f, _ := numgenFields.LoadOrStore(mod, newNumgenField(mod, 0))
+	return f.(*field)
+}
+
+func newNumgenField(mod, offset uint32) *field {
 	name := "numgen random mod " + strconv.FormatUint(uint64(mod), 10)
 	if offset != 0 {
 		name += " offset " + strconv.FormatUint(uint64(offset), 10)

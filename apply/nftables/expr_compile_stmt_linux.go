@@ -55,7 +55,7 @@ func (c *ruleCompiler) dnat() error {
 	nat := &expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily, RegAddrMin: reg1}
 	words := c.ts.words()
 	if len(words) > 0 && (words[0] == "numgen" || fieldOrNil(words, c.family) != nil) {
-		if famWord != map[uint32]string{unix.NFPROTO_IPV4: "ip", unix.NFPROTO_IPV6: "ip6"}[natFamily] {
+		if famWord != familyWord(natFamily) {
 			return c.errorf("a dnat map needs the table's family after dnat")
 		}
 		if err := c.dnatMap(addrType); err != nil {
@@ -206,4 +206,12 @@ func (c *ruleCompiler) markSet() error {
 			Mask: binary.NativeEndian.AppendUint32(nil, mask), Xor: binary.NativeEndian.AppendUint32(nil, xor)},
 		set)
 	return nil
+}
+
+// familyWord is nft's word for a NAT family: "ip" or "ip6".
+func familyWord(natFamily uint32) string {
+	if natFamily == unix.NFPROTO_IPV6 {
+		return "ip6"
+	}
+	return "ip"
 }

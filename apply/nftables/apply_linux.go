@@ -74,6 +74,7 @@ func (c *Client) fail(ctx context.Context, p *Plan, done []*Plan, err error) err
 // anything reaches the kernel.
 func (c *Client) commit(tx transaction) (int, error) {
 	b := c.conn.NewBatch(tx.family, tx.table)
+	defer b.Release()
 	b.Grow(estimateBatchBytes(tx.ops))
 	if len(tx.declare) > 0 {
 		b.Declare(tx.declare...)

@@ -1,6 +1,7 @@
 package nftables
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,6 +35,7 @@ type Batch struct {
 	anonCount int                 // anonymous sets named so far
 	lastMsg   int                 // offset of the last message
 	exprOpen  [2]int              // the expression putExpr is writing
+	mapped    []byte              // the memory Grow mapped; see Release
 }
 
 // batchOp describes one queued message for error reports.
@@ -69,8 +71,34 @@ func (c *Conn) NewBatch(family nft.Family, table string) *Batch {
 	return b
 }
 
-// Grow makes room for n more bytes of messages.
-func (b *Batch) Grow(n int) { b.enc.b = slices.Grow(b.enc.b, n) }
+// Grow makes room for n more bytes of messages. Room for a large batch
+// is mapped (see mapBuffer), and the caller must Release the batch when
+// done with it.
+func (b *Batch) Grow(n int) {
+	if n < mapBufferMin || b.mapped != nil {
+		b.enc.b = slices.Grow(b.enc.b, n)
+		return
+	}
+	buf, err := mapBuffer(len(b.enc.b) + n)
+	if err != nil {
+		b.enc.b = slices.Grow(b.enc.b, n)
+		return
+	}
+	b.mapped = buf
+	b.enc.b = append(buf[:0], b.enc.b...)
+}
+
+// Release unmaps the memory that Grow mapped, if any. The batch cannot be
+// used afterwards.
+func (b *Batch) Release() {
+	if b.mapped == nil {
+		return
+	}
+	b.enc.b = nil
+	unmapBuffer(b.mapped)
+	b.mapped = nil
+	b.err = errors.New("nftables: batch released")
+}
 
 func (b *Batch) fail(err error) {
 	if b.err == nil {

@@ -1,6 +1,7 @@
 package nftables
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -263,4 +264,38 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBatchGrowMapsLargeBuffers: room for a large batch is mapped, keeps
+// what the batch held, and is given back by Release, after which the
+// batch refuses to commit.
+func TestBatchGrowMapsLargeBuffers(t *testing.T) {
+	b := (&Conn{}).NewBatch(nft.IPv4, "t")
+	head := slices.Clone(b.enc.b)
+	b.Grow(mapBufferMin)
+	if b.mapped == nil {
+		t.Fatal("a batch grown by mapBufferMin is not mapped")
+	}
+	if !bytes.Equal(b.enc.b, head) || cap(b.enc.b) < len(head)+mapBufferMin {
+		t.Fatalf("grown batch holds % x (cap %d), want % x and room for %d more", b.enc.b, cap(b.enc.b), head, mapBufferMin)
+	}
+	if err := b.AddRule("c", "meta l4proto tcp dnat to 10.0.0.1:80"); err != nil {
+		t.Fatal(err)
+	}
+	if &b.enc.b[0] != &b.mapped[0] {
+		t.Error("the batch left the mapped buffer")
+	}
+	b.Release()
+	if b.mapped != nil || b.enc.b != nil {
+		t.Error("Release kept the buffer")
+	}
+	if err := b.Commit(); err == nil || !strings.Contains(err.Error(), "released") {
+		t.Errorf("Commit after Release: %v", err)
+	}
+	small := (&Conn{}).NewBatch(nft.IPv4, "t")
+	small.Grow(mapBufferMin - 1)
+	if small.mapped != nil {
+		t.Error("a small batch is mapped")
+	}
+	small.Release()
 }

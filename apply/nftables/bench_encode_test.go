@@ -36,6 +36,7 @@ func BenchmarkEncodeNewTable(b *testing.B) {
 						}
 					}
 					bytes = len(batch.enc.b)
+					batch.Release()
 				}
 				b.ReportMetric(float64(bytes)/1e6, "MB")
 			})

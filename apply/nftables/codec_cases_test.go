@@ -62,3 +62,21 @@ func parseCase(t testing.TB, name string, data []byte) []tableCase {
 	}
 	return out
 }
+
+// eachCompiledRule calls fn with every rule of every table case, compiled
+// for its table's family; a rule that does not compile fails the test.
+func eachCompiledRule(t testing.TB, fn func(tc tableCase, fam byte, r nft.Rule, cr *compiledRule)) {
+	t.Helper()
+	for _, tc := range tableCases(t) {
+		fam, _ := familyNumber(tc.rs.Family)
+		for _, ch := range tc.rs.Chains {
+			for _, r := range ch.Rules {
+				cr, err := compileRule(fam, string(r))
+				if err != nil {
+					t.Fatalf("%s: compile %q: %v", tc.name, r, err)
+				}
+				fn(tc, fam, r, cr)
+			}
+		}
+	}
+}

@@ -49,22 +49,12 @@ func offline(t testing.TB, family byte, cr *compiledRule, exprs []expr.Any) nft.
 // back to the same text.
 func TestRuleCodecRoundTrip(t *testing.T) {
 	shapes := map[string]bool{}
-	for _, tc := range tableCases(t) {
-		fam, _ := familyNumber(tc.rs.Family)
-		for _, ch := range tc.rs.Chains {
-			for _, r := range ch.Rules {
-				cr, err := compileRule(fam, string(r))
-				if err != nil {
-					t.Errorf("%s: compile %q: %v", tc.name, r, err)
-					continue
-				}
-				if got := offline(t, fam, cr, nil); got != r {
-					t.Errorf("%s: round trip:\n got %q\nwant %q", tc.name, got, r)
-				}
-				shapes[shapeOf(string(r))] = true
-			}
+	eachCompiledRule(t, func(tc tableCase, fam byte, r nft.Rule, cr *compiledRule) {
+		if got := offline(t, fam, cr, nil); got != r {
+			t.Errorf("%s: round trip:\n got %q\nwant %q", tc.name, got, r)
 		}
-	}
+		shapes[shapeOf(string(r))] = true
+	})
 	t.Logf("%d rule shapes round-tripped", len(shapes))
 }
 
@@ -83,24 +73,15 @@ func shapeOf(r string) string {
 // TestDecompileDamagedRules removes each expression of each rule in turn:
 // the decompiler must not panic, and must not print the original text.
 func TestDecompileDamagedRules(t *testing.T) {
-	for _, tc := range tableCases(t) {
-		fam, _ := familyNumber(tc.rs.Family)
-		for _, ch := range tc.rs.Chains {
-			for _, r := range ch.Rules {
-				cr, err := compileRule(fam, string(r))
-				if err != nil {
-					t.Fatal(err)
-				}
-				exprs := wire(t, fam, cr.exprs)
-				for i := range exprs {
-					damaged := append(append([]expr.Any{}, exprs[:i]...), exprs[i+1:]...)
-					if got := offline(t, fam, cr, damaged); got == r {
-						t.Errorf("%s: %q without expression %d (%T) still reads as itself", tc.name, r, i, exprs[i])
-					}
-				}
+	eachCompiledRule(t, func(tc tableCase, fam byte, r nft.Rule, cr *compiledRule) {
+		exprs := wire(t, fam, cr.exprs)
+		for i := range exprs {
+			damaged := append(append([]expr.Any{}, exprs[:i]...), exprs[i+1:]...)
+			if got := offline(t, fam, cr, damaged); got == r {
+				t.Errorf("%s: %q without expression %d (%T) still reads as itself", tc.name, r, i, exprs[i])
 			}
 		}
-	}
+	})
 }
 
 // TestDecompileForeignShapes checks rules that render never writes: a

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
 // marshalled is e as expr.Marshal writes it, in a list element.
@@ -44,20 +46,11 @@ func TestPutExprIsMarshal(t *testing.T) {
 			fast[fmt.Sprintf("%T", e)]++
 		}
 	}
-	for _, tc := range tableCases(t) {
-		fam, _ := familyNumber(tc.rs.Family)
-		for _, ch := range tc.rs.Chains {
-			for _, r := range ch.Rules {
-				cr, err := compileRule(fam, string(r))
-				if err != nil {
-					t.Fatalf("%s: compile %q: %v", tc.name, r, err)
-				}
-				for _, e := range cr.exprs {
-					check(fmt.Sprintf("%s: %q", tc.name, r), fam, e)
-				}
-			}
+	eachCompiledRule(t, func(tc tableCase, fam byte, r nft.Rule, cr *compiledRule) {
+		for _, e := range cr.exprs {
+			check(fmt.Sprintf("%s: %q", tc.name, r), fam, e)
 		}
-	}
+	})
 	for i, e := range putExprOptions() {
 		check(fmt.Sprintf("option %d", i), unix.NFPROTO_IPV4, e)
 	}

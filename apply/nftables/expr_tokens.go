@@ -61,7 +61,7 @@ func splitItems(inner string) []string {
 // hasPhrase reports whether words start with the words of phrase, and
 // how many those are. Unlike joining the words to compare, it allocates
 // nothing: a rule is compiled by trying one phrase after another, and a
-// new table at 10k Services is about 300k rules.
+// new table at 10k Services in the compact layout is 102k rules.
 func hasPhrase(words []string, phrase string) (int, bool) {
 	n := 0
 	for {

@@ -36,7 +36,7 @@ state = "/run/containerd"
 
 [plugins."io.containerd.cri.v1.runtime".cni]
   bin_dirs = ["/usr/lib/cni"]
-  conf_dir = "/etc/cni/net.d"
+  conf_dir = %q
 
 [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
   runtime_type = "io.containerd.runc.v2"
@@ -44,7 +44,7 @@ state = "/run/containerd"
 [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
   BinaryName = "/usr/sbin/runc"
   SystemdCgroup = false
-`, containerdSocket, sandboxImage)
+`, containerdSocket, sandboxImage, cniConfDir)
 }
 
 // cniConfig is the pod network: a bridge cni0 on the node, gateway of the

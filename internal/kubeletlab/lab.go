@@ -6,7 +6,7 @@
 //
 // Nothing touches the host: every node process runs in a network namespace
 // the lab creates ("the node", 10.77.0.10 on eth0) and in a private mount
-// namespace in which /run, /var/lib, /var/log and /etc/cni are empty
+// namespace in which /run, /var/lib and /var/log are empty
 // directories of the test and /usr/lib (so /lib/modules) is an overlay
 // whose changes stay in the test's directory. A second namespace, "the
 // outside" (10.77.0.1), is the node's only neighbour: external clients and

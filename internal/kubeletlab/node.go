@@ -46,7 +46,7 @@ func (l *Lab) startContainerd(t testing.TB, sandboxImage string) {
 	if err := os.WriteFile(config, []byte(containerdConfig(sandboxImage)), 0o644); err != nil {
 		t.Fatalf("kubeletlab: %v", err)
 	}
-	l.write(t, "/etc/cni/net.d/10-kubeletlab.conflist", cniConfig())
+	l.write(t, cniConfDir+"/10-kubeletlab.conflist", cniConfig())
 	l.start(t, "containerd", filepath.Join(l.crun, "containerd"), "--config", config)
 	t.Cleanup(func() { l.killContainers(t) })
 	err := l.poll(t, time.Minute, func(context.Context) error {

@@ -36,8 +36,14 @@ const (
 // privateDirs are the host paths that the node's private mount namespace
 // replaces with empty directories of the test: everything kubelet,
 // containerd, runc and the CNI plugins write, and the DaemonSet's
-// hostPath volumes (/run/xtables.lock, /run/kubectl-svcproxy).
-var privateDirs = []string{"/run", "/var/lib", "/var/log", "/etc/cni"}
+// hostPath volumes (/run/xtables.lock, /run/kubectl-svcproxy). Each must
+// exist on every machine, being a mount point: the CNI configuration is
+// under /var/lib (cniConfDir), not /etc/cni, which a fresh machine lacks.
+var privateDirs = []string{"/run", "/var/lib", "/var/log"}
+
+// cniConfDir is containerd's CNI configuration directory in the node's
+// mount namespace, private as part of /var/lib.
+const cniConfDir = "/var/lib/kubeletlab/cni/net.d"
 
 // kernelTunables are the machine-wide sysctls that kubelet sets to these
 // values when they differ (container_manager_linux.go, setupKernelTunables)

@@ -79,10 +79,8 @@ func (c *Client) commit(tx transaction) (int, error) {
 	if len(tx.declare) > 0 {
 		b.Declare(tx.declare...)
 	}
-	for _, o := range tx.ops {
-		if err := addOp(b, o); err != nil {
-			return 0, err
-		}
+	if err := queueOps(b, tx.ops); err != nil {
+		return 0, err
 	}
 	ops := b.Ops()
 	if err := b.Commit(); err != nil {
@@ -103,6 +101,27 @@ func estimateBatchBytes(ops []op) int {
 		n += 400 + 100*len(o.elems)
 	}
 	return n
+}
+
+// queueOps queues ops in order, stopping at the first that cannot be
+// encoded. The rules of a large batch are compiled on another goroutine
+// meanwhile (see compileAhead).
+func queueOps(b *Batch, ops []op) error {
+	ahead := compileAhead(b.fam, ops)
+	defer ahead.done()
+	for i, o := range ops {
+		var err error
+		if ahead != nil && o.kind == opAddRule {
+			pre := ahead.get(i)
+			err = b.addRule(o.name, o.rule, pre.rule, pre.err)
+		} else {
+			err = addOp(b, o)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addOp queues one operation.

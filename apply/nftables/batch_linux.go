@@ -224,6 +224,11 @@ func (b *Batch) DeleteChain(name string) {
 // after the anonymous sets it uses.
 func (b *Batch) AddRule(chain string, r nft.Rule) error {
 	cr, err := compileRule(b.fam, string(r))
+	return b.addRule(chain, r, cr, err)
+}
+
+// addRule appends r, compiled to cr (or not, for err), to the chain.
+func (b *Batch) addRule(chain string, r nft.Rule, cr *compiledRule, err error) error {
 	if err != nil {
 		err = fmt.Errorf("nftables: chain %s: rule %q: %w", chain, r, err)
 		b.fail(err)

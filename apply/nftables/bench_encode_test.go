@@ -8,7 +8,23 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
+
+// syntheticRuleset renders n synthetic Services of ten endpoints in
+// layout.
+func syntheticRuleset(n int, layout string) *nft.Ruleset {
+	cfg := render.DefaultConfig()
+	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
+	cfg.NFTablesLayout = layout
+	return render.NFTables(synthetic.Table(n, 10), cfg)
+}
+
+// createTransaction is the transaction that writes desired into a node
+// without the table.
+func createTransaction(desired *nft.Ruleset) transaction {
+	return transactions(&Plan{Family: desired.Family, Desired: desired, Changes: diff.NFTables(desired, nil)})[0]
+}
 
 // BenchmarkEncodeNewTable measures the tool's own part of writing a new
 // table, without the kernel: planning the ops and encoding them into one
@@ -17,23 +33,16 @@ import (
 // memory it touches for the first time.
 func BenchmarkEncodeNewTable(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		base := synthetic.Table(n, 10)
 		for _, layout := range []string{render.NFTablesLayoutKubeProxy, render.NFTablesLayoutCompact} {
-			cfg := render.DefaultConfig()
-			cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
-			cfg.NFTablesLayout = layout
-			desired := render.NFTables(base, cfg)
+			desired := syntheticRuleset(n, layout)
 			b.Run(fmt.Sprintf("services=%d/layout=%s", n, layout), func(b *testing.B) {
 				var bytes int
 				for b.Loop() {
-					p := &Plan{Family: desired.Family, Desired: desired, Changes: diff.NFTables(desired, nil)}
-					tx := transactions(p)[0]
+					tx := createTransaction(desired)
 					batch := (&Conn{}).NewBatch(tx.family, tx.table)
 					batch.Grow(estimateBatchBytes(tx.ops))
-					for _, o := range tx.ops {
-						if err := addOp(batch, o); err != nil {
-							b.Fatal(err)
-						}
+					if err := queueOps(batch, tx.ops); err != nil {
+						b.Fatal(err)
 					}
 					bytes = len(batch.enc.b)
 					batch.Release()

@@ -9,9 +9,10 @@ const mapBufferMin = 4 << 20
 
 // mapBuffer maps n bytes of zeroed anonymous memory, asking the kernel
 // for transparent huge pages. On this project's test VM, memory touched
-// for the first time costs 5 to 9 ms a megabyte in 4 KiB pages, and about
-// a third of that in 2 MiB ones; from Go's heap, a large buffer is also
-// cleared once more by the runtime unless it is fresh from the kernel.
+// for the first time costs 5 to 9 ms a megabyte in 4 KiB pages, and a
+// third to two thirds of that in 2 MiB ones; from Go's heap, a large
+// buffer is also cleared once more by the runtime unless it is fresh from
+// the kernel.
 // Where transparent huge pages are off, the advice does nothing and the
 // mapping is an ordinary one.
 func mapBuffer(n int) ([]byte, error) {

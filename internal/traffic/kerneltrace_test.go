@@ -1,6 +1,8 @@
 package traffic_test
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"strings"
@@ -82,6 +84,7 @@ func fixedPackets(table *nodetable.ServiceTable) []trace.Packet {
 // kernel, and returns the kernel's verdict.
 func checkKernelTrace(t *testing.T, i int, lab *netlab.Lab, ev trace.Evaluator, node *trace.Node, pkt trace.Packet, nfts []*nft.Ruleset, ipts []*ipt.Ruleset) trace.Verdict {
 	t.Helper()
+	forgetAffinity(t, lab, nfts)
 	entry := node.Infer(pkt.Src)
 	if entry.Via != trace.ViaNode {
 		entry.InInterface = kernel.TunName
@@ -115,4 +118,35 @@ func checkKernelTrace(t *testing.T, i int, lab *netlab.Lab, ev trace.Evaluator, 
 			entry.Via, strings.Join(c.Disagreements, "; "), r.Text(), c.Text())
 	}
 	return out.Verdict
+}
+
+// forgetAffinity empties the node's ClientIP affinity state: iptables'
+// recent lists, or the affinity sets of the nftables rulesets nfts. An
+// earlier sample from the same source to the same Service leaves an entry
+// there, which the kernel then follows, while the evaluator predicts a
+// first connection.
+func forgetAffinity(t *testing.T, lab *netlab.Lab, nfts []*nft.Ruleset) {
+	t.Helper()
+	ctx := context.Background()
+	if nfts == nil {
+		reset := `for f in /proc/net/xt_recent/*; do if [ -e "$f" ]; then echo / > "$f"; fi; done`
+		if _, err := lab.Node().Run(ctx, "sh", "-c", reset); err != nil {
+			t.Fatalf("emptying the recent lists: %v", err)
+		}
+		return
+	}
+	var script strings.Builder
+	for _, rs := range nfts {
+		for _, set := range rs.Sets {
+			if strings.HasPrefix(set.Name, render.NFTPrefixAffinity) {
+				fmt.Fprintf(&script, "flush set %s %s %s\n", rs.Family, rs.Table, set.Name)
+			}
+		}
+	}
+	if script.Len() == 0 {
+		return
+	}
+	if _, err := lab.Node().RunInput(ctx, []byte(script.String()), "nft", "-f", "-"); err != nil {
+		t.Fatalf("emptying the affinity sets: %v", err)
+	}
 }

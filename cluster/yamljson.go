@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -53,9 +54,22 @@ func fastYAMLToJSON(doc []byte) (out []byte, err error) {
 // resolved in v3; anchors and aliases show in the tree.
 func hasTag(doc []byte) bool {
 	for i, c := range doc {
-		if c == '!' && (i == 0 || strings.IndexByte(" \t\r\n[{,:-?", doc[i-1]) >= 0) {
+		if c == '!' && (i == 0 || strings.IndexByte(" \t\r\n[{,:-?", doc[i-1]) >= 0 || afterBreakRune(doc[:i])) {
 			return true
 		}
+	}
+	return false
+}
+
+// afterBreakRune reports whether text ends in one of the characters that
+// YAML 1.1 reads as a line break beyond \r and \n (NEL, LS, PS), or in a
+// byte order mark, which both go-yaml versions skip: a "!" after any of
+// them starts a value. (The fuzzer found "\u0085!", which v2 reads as the
+// empty string tagged "!" and v3 as null.)
+func afterBreakRune(text []byte) bool {
+	switch r, _ := utf8.DecodeLastRune(text); r {
+	case 0x85, 0x2028, 0x2029, 0xfeff:
+		return true
 	}
 	return false
 }

@@ -30,6 +30,8 @@ var yamlCases = []string{
 	"a: &x {b: 1}\nc: *x\n",
 	"base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n",
 	"a: !!str 80\nb: !!int \"3\"\nc: ! 80\nd: !foo x\n",
+	// A bare tag after a line break or mark that is not ASCII.
+	"\u0085!", "\u2028!", "\u2029!\n", "\ufeff!", "a:\u0085!\n",
 	"a: &a [*a, *a]\n",
 	// Duplicate keys, and keys that are only equal once read.
 	"a: 1\na: 2\n", "a: 1\nb: {c: 1, c: 2}\n", "a: 1\n\"a\": 2\n", "1: a\n01: b\n",

@@ -18,7 +18,7 @@ import (
 // kustomize, which imports Go's plugin package. A binary that imports
 // plugin keeps every exported method and exports every symbol
 // dynamically; built with cgo (as a plain `go build` does), that was
-// 123 MB against 53 MB, and more of it mapped into every process.
+// 123 MB against 52 MB, and more of it mapped into every process.
 type connFlags struct {
 	kubeconfig string
 	overrides  clientcmd.ConfigOverrides

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
 // SyntheticNode is the node the synthetic cluster is rendered for, with the
@@ -24,6 +26,22 @@ var SyntheticNode = &corev1.Node{
 	Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
 		{Type: corev1.NodeInternalIP, Address: "192.168.77.10"},
 	}},
+}
+
+// SyntheticEndpoints is the number of endpoints per Service of the
+// synthetic cluster that the timing runs and benchmarks load.
+const SyntheticEndpoints = 10
+
+// SyntheticScenario is the node and proxy settings of the timing runs.
+// Localhost NodePorts are off: with them kube-proxy adds a rule per
+// NodePort that needs nfacct objects the tool's namespace lacks.
+func SyntheticScenario(n int) *Scenario {
+	s := &Scenario{Name: fmt.Sprintf("synthetic-%d", n)}
+	s.Config.NodeName = SyntheticNode.Name
+	s.Config.Config = render.DefaultConfig()
+	s.Config.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
+	s.Config.LocalhostNodePorts = false
+	return s
 }
 
 // LoadSynthetic writes internal/synthetic's table of n Services with

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
 const (
@@ -25,8 +23,6 @@ const (
 	// endpoints) its iptables mode was measured here not to finish its
 	// first sync in 7 minutes on a 2-core machine.
 	timingCap = 3 * time.Minute
-	// endpointsPerService as in the benchmarks.
-	endpointsPerService = 10
 )
 
 // timing is one size and mode of TestTiming.
@@ -61,19 +57,7 @@ func TestTiming(t *testing.T) {
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { rows = append(rows, runTiming(t, n)...) })
 	}
-	t.Logf("first sync, kube-proxy v1.37.2 vs kubectl-svcproxy apply (%d endpoints per Service):\n%s", endpointsPerService, timingTable(rows))
-}
-
-// syntheticScenario is the node and proxy settings of the timing runs.
-// Localhost NodePorts are off: with them kube-proxy adds a rule per
-// NodePort that needs nfacct objects the tool's namespace lacks.
-func syntheticScenario(n int) *Scenario {
-	s := &Scenario{Name: fmt.Sprintf("synthetic-%d", n)}
-	s.Config.NodeName = SyntheticNode.Name
-	s.Config.Config = render.DefaultConfig()
-	s.Config.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
-	s.Config.LocalhostNodePorts = false
-	return s
+	t.Logf("first sync, kube-proxy v1.37.2 vs kubectl-svcproxy apply (%d endpoints per Service):\n%s", SyntheticEndpoints, timingTable(rows))
 }
 
 func runTiming(t *testing.T, n int) []timing {
@@ -90,14 +74,14 @@ func runTiming(t *testing.T, n int) []timing {
 	return rows
 }
 
-// loadSynthetic writes a synthetic cluster of n Services (endpointsPerService
+// loadSynthetic writes a synthetic cluster of n Services (SyntheticEndpoints
 // each) into the API server, waits until its watch cache shows them all,
 // and returns the scenario that renders it with the objects as read back.
 func (e *env) loadSynthetic(t testing.TB, n int) (*Scenario, *cluster.Snapshot) {
 	t.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	if err := LoadSynthetic(ctx, e.cluster.AdminKubeconfig, n, endpointsPerService, 16); err != nil {
+	if err := LoadSynthetic(ctx, e.cluster.AdminKubeconfig, n, SyntheticEndpoints, 16); err != nil {
 		t.Fatal(err)
 	}
 	want := Counts{services: n + 1, slices: n, nodes: 1, serviceCIDRs: 1}
@@ -105,7 +89,7 @@ func (e *env) loadSynthetic(t testing.TB, n int) (*Scenario, *cluster.Snapshot) 
 		t.Fatal(err)
 	}
 	t.Logf("%d Services and EndpointSlices created in %v", n, time.Since(start).Round(time.Millisecond))
-	s := syntheticScenario(n)
+	s := SyntheticScenario(n)
 	apiSnap, err := fromapi.Snapshot(ctx, e.cluster.Admin, s.Config.NodeName)
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ func allScenarios(t *testing.T, root string) []string {
 // guest: the CA inlined, the server at the host's loopback as the guest
 // sees it (vmtest.HostLoopback, same port), and the TLS server name that
 // kube-apiserver's certificate holds (127.0.0.1), so that TLS verifies.
-func guestAdminKubeconfig(t *testing.T, from string) string {
+func guestAdminKubeconfig(t testing.TB, from string) string {
 	t.Helper()
 	cfg, err := clientcmd.LoadFromFile(from)
 	if err != nil {

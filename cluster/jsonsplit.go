@@ -158,6 +158,14 @@ func jsonValueEnd(b []byte, i int) int {
 func valueEnd(b []byte, i int) int {
 	depth := 0
 	for ; i < len(b); i++ {
+		if depth > 0 {
+			// Inside an object or array only quotes, brackets and braces
+			// matter: skip to the next one eight bytes at a time (the
+			// indentation of kubectl's JSON is most of what lies between).
+			if i = nextStructural(b, i); i == len(b) {
+				break
+			}
+		}
 		switch b[i] {
 		case '"':
 			i = jsonStringEnd(b, i)

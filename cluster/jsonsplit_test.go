@@ -24,6 +24,9 @@ func FuzzJSONSplit(f *testing.F) {
 			if end := jsonValueEnd(doc, i); end > len(doc) {
 				t.Fatalf("%q: value at %d ends at %d, past the end", doc, i, end)
 			}
+			if got, want := valueEnd(doc, i), valueEndBytewise(doc, i); got != want {
+				t.Fatalf("%q: value at %d ends at %d, bytewise at %d", doc, i, got, want)
+			}
 		}
 		if docs, ok := splitValidJSON(doc); ok {
 			for _, d := range docs {

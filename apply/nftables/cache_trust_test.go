@@ -3,19 +3,19 @@ package nftables_test
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
-const cacheFileIP = "nftables-ip-kube-proxy.gob"
+const cacheFileIP = "nftables-ip-kube-proxy.table"
 
 // withCacheDir gives n's client a fresh cache directory.
 func withCacheDir(t *testing.T, n *node) *node {
@@ -103,23 +103,19 @@ func TestEditedCacheIsNotTrusted(t *testing.T) {
 }
 
 // editTable changes the table in a cache file and leaves the header (the
-// text before the blank line that starts the gob payload) as it was.
+// text before the blank line that starts the payload) as it was.
 func editTable(t *testing.T, data []byte, edit func(*nft.Ruleset)) []byte {
 	t.Helper()
 	head, body, ok := bytes.Cut(data, []byte("\n\n"))
 	if !ok {
 		t.Fatalf("no header in the cache file: %q", data)
 	}
-	var f struct{ Table *nft.Ruleset }
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&f); err != nil {
+	table, err := applynft.DecodeCache(body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	edit(f.Table)
-	b := bytes.NewBuffer(append(head, "\n\n"...))
-	if err := gob.NewEncoder(b).Encode(f); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	edit(table)
+	return append(append(head, "\n\n"...), applynft.EncodeCache(table)...)
 }
 
 // cacheDir is a fresh cache directory.
@@ -131,4 +127,21 @@ func cacheDir(tb testing.TB) *statefile.Dir {
 	}
 	tb.Cleanup(func() { d.Close() })
 	return d
+}
+
+// TestStoreRemovesGobCacheFile: the first store of a table removes the
+// gob file in which builds before the tool's own format kept it.
+func TestStoreRemovesGobCacheFile(t *testing.T) {
+	n := withCacheDir(t, newNode(t))
+	legacy := filepath.Join(cacheDirOf(n), "nftables-ip-kube-proxy.gob")
+	if err := os.WriteFile(legacy, []byte("a table in gob"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.apply(t, labRender("10.244.0.11"))
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Fatalf("the gob cache file is still there after a store (stat: %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(cacheDirOf(n), cacheFileIP)); err != nil {
+		t.Fatalf("no cache file after the apply: %v", err)
+	}
 }

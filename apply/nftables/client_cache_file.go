@@ -1,9 +1,6 @@
 package nftables
 
 import (
-	"bytes"
-	"encoding/gob"
-
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
@@ -12,19 +9,20 @@ import (
 // envelope keyed by the boot ID, the cookie of the connection's network
 // namespace and the generation, since two namespaces can be at the same
 // generation and both counters restart at boot, with a checksum. Its
-// format names the shape of the gob type, so a build whose Ruleset
-// differs reads the kernel instead of decoding zero values. A file that
-// does not match in every respect, or does not decode, is removed and
-// the kernel is read.
+// payload is encodeCache's, and its format names the shape of
+// nft.Ruleset, so a build whose Ruleset differs reads the kernel instead
+// of decoding another layout. A file that does not match in every
+// respect, or does not decode, is removed and the kernel is read.
 
-// cacheFile is the payload of a cache file.
-type cacheFile struct {
-	Table *nft.Ruleset // nil: no such table
-}
-
-var cacheFormat = "nftables-table gob " + statefile.TypeShape(cacheFile{})
+var cacheFormat = "nftables-table v2 " + statefile.TypeShape(nft.Ruleset{})
 
 func cacheName(key tableKey) string {
+	return "nftables-" + string(key.family) + "-" + key.table + ".table"
+}
+
+// legacyCacheName is the name under which builds before encodeCache kept
+// the table as gob; the first store of a key removes that file.
+func legacyCacheName(key tableKey) string {
 	return "nftables-" + string(key.family) + "-" + key.table + ".gob"
 }
 
@@ -56,16 +54,12 @@ func (c *Client) loadFile(key tableKey, gen uint32) (*nft.Ruleset, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var f cacheFile
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&f); err != nil {
+	table, err := decodeCache(data)
+	if err != nil || table != nil && (table.Family != key.family || table.Table != key.table) {
 		c.removeFile(key)
 		return nil, false
 	}
-	if f.Table != nil && (f.Table.Family != key.family || f.Table.Table != key.table) {
-		c.removeFile(key)
-		return nil, false
-	}
-	return f.Table, true
+	return table, true
 }
 
 // storeFile writes rs as key's state at generation gen. A file that cannot
@@ -75,14 +69,20 @@ func (c *Client) storeFile(key tableKey, gen uint32, rs *nft.Ruleset) {
 	if c.CacheDir == nil {
 		return
 	}
-	var b bytes.Buffer
 	fk, ok := c.fileKey(key, gen)
-	err := gob.NewEncoder(&b).Encode(cacheFile{Table: rs})
-	if ok && err == nil {
-		err = c.CacheDir.Store(cacheName(key), fk, b.Bytes())
+	var err error
+	if ok {
+		err = c.CacheDir.Store(cacheName(key), fk, encodeCache(rs))
 	}
 	if !ok || err != nil {
 		c.removeFile(key)
+	}
+	if c.legacyRemoved == nil {
+		c.legacyRemoved = map[tableKey]bool{}
+	}
+	if !c.legacyRemoved[key] {
+		_ = c.CacheDir.Remove(legacyCacheName(key))
+		c.legacyRemoved[key] = true
 	}
 }
 

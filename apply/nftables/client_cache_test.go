@@ -3,12 +3,12 @@ package nftables_test
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
@@ -48,7 +48,7 @@ func TestCacheIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []nft.Family{nft.IPv4, nft.IPv6} {
-		data, err := os.ReadFile(filepath.Join(dir.Path(), "nftables-"+string(f)+"-kube-proxy.gob"))
+		data, err := os.ReadFile(filepath.Join(dir.Path(), "nftables-"+string(f)+"-kube-proxy.table"))
 		if err == nil {
 			_, err = statefile.Unseal(data, n.client.CacheFileKey(f, "kube-proxy", gen))
 		}
@@ -67,7 +67,7 @@ func TestCacheIsExact(t *testing.T) {
 
 	// The next run trusts a valid file at the current generation: one
 	// written to hold another state shows in its plan.
-	name := "nftables-ip-kube-proxy.gob"
+	name := "nftables-ip-kube-proxy.table"
 	data, err := os.ReadFile(filepath.Join(dir.Path(), name))
 	if err != nil {
 		t.Fatal(err)
@@ -113,19 +113,15 @@ func TestCacheIsExact(t *testing.T) {
 }
 
 // editCachePayload changes the rule of reject-chain in a cache file's
-// payload (the table in gob) to drop.
+// payload (the table, as encodeCache writes it) to drop.
 func editCachePayload(t *testing.T, payload []byte) []byte {
 	t.Helper()
-	var f struct{ Table *nft.Ruleset }
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&f); err != nil {
+	table, err := applynft.DecodeCache(payload)
+	if err != nil {
 		t.Fatal(err)
 	}
-	f.Table.Chain("reject-chain").Rules = []nft.Rule{"drop"}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(f); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	table.Chain("reject-chain").Rules = []nft.Rule{"drop"}
+	return applynft.EncodeCache(table)
 }
 
 // TestDeferredCacheFiles checks DeferFiles: applies write no file,

@@ -11,3 +11,10 @@ func (c *Client) CacheFileKey(family nft.Family, table string, gen uint32) state
 	k, _ := c.fileKey(tableKey{family, table}, gen)
 	return k
 }
+
+// EncodeCache and DecodeCache are a cache file's payload codec, for the
+// external tests.
+var (
+	EncodeCache = encodeCache
+	DecodeCache = decodeCache
+)

@@ -83,7 +83,7 @@ func testWatchMode(t *testing.T, m e2eMode) {
 // the next run of a command (an operator's plan) reads them.
 func assertCacheSaved(t *testing.T, n *e2eNode, m e2eMode) {
 	t.Helper()
-	want := map[string]string{"iptables": "iptables-nft-ipv4.rules", "nftables": "nftables-ip-kube-proxy.gob"}[m.name()]
+	want := map[string]string{"iptables": "iptables-nft-ipv4.rules", "nftables": "nftables-ip-kube-proxy.table"}[m.name()]
 	if want == "" {
 		return // ipvs and userspace keep no cache of their own
 	}

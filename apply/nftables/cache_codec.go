@@ -117,7 +117,7 @@ func decodeCache(data []byte) (rs *nft.Ruleset, err error) {
 			rs, err = nil, errCacheCodec
 		}
 	}()
-	if d.byte() == 0 {
+	if !d.flag() {
 		return nil, d.end()
 	}
 	rs = &nft.Ruleset{Family: nft.Family(d.str()), Table: d.str(), Comment: d.str()}
@@ -147,11 +147,25 @@ func (d *cacheDecoder) byte() byte {
 	return b
 }
 
+// flag reads a presence byte: 0 or 1.
+func (d *cacheDecoder) flag() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	panic(errCacheCodec)
+}
+
 // uvarint reads what binary.AppendUvarint wrote.
 func (d *cacheDecoder) uvarint() uint64 {
 	var v uint64
 	for shift := 0; shift < 64; shift += 7 {
 		b := d.byte()
+		if shift == 63 && b > 1 {
+			break // past 64 bits
+		}
 		v |= uint64(b&0x7f) << shift
 		if b < 0x80 {
 			return v
@@ -204,7 +218,7 @@ func (d *cacheDecoder) set() *nft.Set {
 
 func (d *cacheDecoder) chain() *nft.Chain {
 	c := &nft.Chain{Name: d.str()}
-	if d.byte() != 0 {
+	if d.flag() {
 		c.Base = &nft.BaseChain{Type: nft.ChainType(d.str()), Hook: nft.Hook(d.str()), Priority: nft.Priority(d.str()), Policy: nft.Policy(d.str())}
 	}
 	c.Comment = d.str()

@@ -118,3 +118,27 @@ func BenchmarkCacheCodec(b *testing.B) {
 		})
 	}
 }
+
+// TestCacheCodecRefusesOddBytes: a presence byte other than 0 or 1, and a
+// uvarint past 64 bits, are errors.
+func TestCacheCodecRefusesOddBytes(t *testing.T) {
+	table := encodeCache(&nft.Ruleset{Family: nft.IPv4, Table: "t"})
+	table[0] = 2
+	if rs, err := decodeCache(table); err == nil {
+		t.Errorf("a table flag of 2 decoded: %#v", rs)
+	}
+	// The family's length 0 as a uvarint whose tenth byte overflows 64
+	// bits to nothing.
+	rest := encodeCache(&nft.Ruleset{Table: "t"})[2:]
+	long := append([]byte{1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02}, rest...)
+	if rs, err := decodeCache(long); err == nil {
+		t.Errorf("a uvarint past 64 bits decoded: %#v", rs)
+	}
+	chain := encodeCache(&nft.Ruleset{Chains: []*nft.Chain{{Name: "c", Base: &nft.BaseChain{Type: nft.NATType}}}})
+	// 1 (a table), 0 0 0 (family, table, comment), 0 (sets), 1 (chains),
+	// 1 'c' (the name), then the base flag.
+	chain[8] = 2
+	if rs, err := decodeCache(chain); err == nil {
+		t.Errorf("a base flag of 2 decoded: %#v", rs)
+	}
+}

@@ -17,6 +17,12 @@ import (
 // every change gives an address of its own.
 var changeRounds atomic.Int32
 
+// SkipRounds makes the next change's address the one after n rounds: for
+// a process that follows others against the same API server (each boot
+// of the VM), so that no change rewrites an address already there, which
+// kube-proxy would not see as a change.
+func SkipRounds(n int) { changeRounds.Store(int32(n)) }
+
 // Measure changes one endpoint of one of the n synthetic Services
 // (LoadSynthetic) at a time, changes times, waiting after each until both
 // have counted it in kubeproxy_network_programming_duration_seconds; each

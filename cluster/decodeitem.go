@@ -2,16 +2,20 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kjson "sigs.k8s.io/json"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // A snapshot is read in two steps. examine reads one JSON value as far as
@@ -178,8 +182,40 @@ func unmarshalStrict(kind string, raw []byte) (obj any, strictErrs []error, err 
 // unmarshalV2 is unmarshalStrict's first try.
 func unmarshalV2(kind string, raw []byte) (any, bool) {
 	obj := newObject(kind)
-	return obj, jsonv2.Unmarshal(raw, obj, jsonv2.RejectUnknownMembers(true)) == nil
+	return obj, jsonv2.Unmarshal(raw, obj, v2Options) == nil
 }
+
+// v2Options are unmarshalV2's: unknown members refused, and IntOrString
+// (a Service port's targetPort) read in place. Its UnmarshalJSON hands
+// each value to encoding/json, which cost a sixth of decoding a Service.
+var v2Options = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(unmarshalIntOrString)))
+
+// unmarshalIntOrString reads what intstr.IntOrString's UnmarshalJSON
+// accepts into the same value: a string, or an integer literal that fits
+// an int32. Anything else (null, a float, an exponent, a number out of
+// range) is an error, so that the object goes to unmarshalV1 and the API
+// machinery decides it.
+func unmarshalIntOrString(dec *jsontext.Decoder, v *intstr.IntOrString) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case '"':
+		v.Type, v.StrVal = intstr.String, tok.String()
+		return nil
+	case '0':
+		n, err := strconv.ParseInt(tok.String(), 10, 32)
+		if err != nil {
+			return err
+		}
+		v.Type, v.IntVal = intstr.Int, int32(n)
+		return nil
+	}
+	return errNotIntOrString
+}
+
+var errNotIntOrString = errors.New("neither a string nor an int32")
 
 // unmarshalV1 is unmarshalStrict's second: the API machinery's way.
 func unmarshalV1(kind string, raw []byte) (obj any, strictErrs []error, err error) {

@@ -58,9 +58,6 @@ type Client struct {
 	DeferFiles bool
 	cache      map[tableKey]cacheEntry
 	commits    int // transactions committed, for the cache
-	// legacyRemoved notes the keys whose gob cache file of older builds
-	// this client has removed.
-	legacyRemoved map[tableKey]bool
 	// StaleChainWait is how long Apply keeps retrying the deletion of
 	// stale chains that the kernel reports busy (EBUSY) before it leaves
 	// them for the next apply. kube-proxy waits at least a second.

@@ -21,7 +21,8 @@ func cacheName(key tableKey) string {
 }
 
 // legacyCacheName is the name under which builds before encodeCache kept
-// the table as gob; the first store of a key removes that file.
+// the table as gob; every store removes that file (one unlink, which
+// finds nothing after the first).
 func legacyCacheName(key tableKey) string {
 	return "nftables-" + string(key.family) + "-" + key.table + ".gob"
 }
@@ -77,13 +78,7 @@ func (c *Client) storeFile(key tableKey, gen uint32, rs *nft.Ruleset) {
 	if !ok || err != nil {
 		c.removeFile(key)
 	}
-	if c.legacyRemoved == nil {
-		c.legacyRemoved = map[tableKey]bool{}
-	}
-	if !c.legacyRemoved[key] {
-		_ = c.CacheDir.Remove(legacyCacheName(key))
-		c.legacyRemoved[key] = true
-	}
+	_ = c.CacheDir.Remove(legacyCacheName(key)) // gone after the first store
 }
 
 func (c *Client) removeFile(key tableKey) {

@@ -25,9 +25,11 @@ func queueOneByOne(b *Batch, ops []op) error {
 // at the same bad rule with the same error.
 func TestCompileAheadIsOneByOne(t *testing.T) {
 	tx := createTransaction(syntheticRuleset(600, render.NFTablesLayoutCompact))
-	if compileAhead(unix.NFPROTO_IPV4, tx.ops) == nil {
+	probe := compileAhead(unix.NFPROTO_IPV4, tx.ops)
+	if probe == nil {
 		t.Fatalf("%d ops do not compile ahead; the test needs more than %d rules", len(tx.ops), compileAheadMin)
 	}
+	probe.done()
 	queue := func(ops []op, fn func(*Batch, []op) error) ([]byte, error) {
 		b := (&Conn{}).NewBatch(tx.family, tx.table)
 		err := fn(b, ops)

@@ -178,6 +178,9 @@ func (d *decoder) decodeDocument(loc location, doc document) error {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil // "---" followed by nothing, or "~"
 	}
+	if doc.fields != nil {
+		return d.accept(examineFields(loc, raw, doc.fields, "", d.reading, ""), 0)
+	}
 	return d.decodeValue(loc, raw, 0)
 }
 
@@ -232,7 +235,7 @@ func (d *decoder) accept(it item, depth int) error {
 	}
 	switch it.class {
 	case itemList:
-		return d.decodeList(it.loc, it.h, it.items, depth)
+		return d.decodeList(it, depth)
 	case itemOther:
 		d.skip(it.loc, it.h)
 	case itemObject:
@@ -241,14 +244,15 @@ func (d *decoder) accept(it item, depth int) error {
 	return nil
 }
 
-func (d *decoder) decodeList(loc location, h header, items []byte, depth int) error {
+func (d *decoder) decodeList(it item, depth int) error {
+	loc, h := it.loc, it.h
 	if depth >= maxListDepth {
 		return loc.errorf("Lists nested more than %d deep", maxListDepth)
 	}
-	var list [][]byte
-	if len(items) > 0 && string(items) != "null" {
+	list := it.list
+	if !it.listCut && len(it.items) > 0 && string(it.items) != "null" {
 		var ok bool
-		if list, ok = jsonArrayItems(items); !ok {
+		if list, ok = jsonArrayItems(it.items); !ok {
 			return loc.errorf("items: not a list")
 		}
 	}

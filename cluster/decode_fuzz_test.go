@@ -27,6 +27,9 @@ func FuzzDecode(f *testing.F) {
 		"{\"apiVersion\":\"v1\",\"kind\":\"ServiceList\",\"metadata\":{\"x\":[1,]},\"items\":[{\"metadata\":{\"name\":\"a\tb\"}}]}",
 		`{"apiVersion":"v1","kind":"List","items":[]} {"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s"},"addressType":"IPv4","endpoints":[]}`,
 		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"\u0080"}}`,
+		`{"apiVersion":"v1","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}],"kind":"List","items":null}`,
+		`{"apiVersion":"v1","items":7,"kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}]}`,
+		`{"kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}},],"apiVersion":"v1"}`,
 	} {
 		f.Add([]byte(seed))
 	}

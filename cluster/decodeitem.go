@@ -40,8 +40,10 @@ type item struct {
 	loc      location
 	h        header
 	class    itemClass
-	items    []byte // a List's "items"
-	obj      any    // *corev1.Node, *corev1.Service, ...
+	items    []byte   // a List's "items"
+	list     [][]byte // the items of items, when the scan cut them (listCut)
+	listCut  bool
+	obj      any // *corev1.Node, *corev1.Service, ...
 	warnings []string
 	err      error
 }
@@ -61,11 +63,18 @@ func examine(loc location, raw []byte, itemKind string, r reading) item {
 		}
 		refused = kind
 	}
-	lazy := r.lazy
 	fields, ok := jsonObjectFields(raw)
 	if !ok {
 		return item{err: loc.errorf("not a Kubernetes object: expected a mapping with apiVersion and kind")}
 	}
+	return examineFields(loc, raw, fields, itemKind, r, refused)
+}
+
+// examineFields is examine the long way, on raw's members as
+// jsonObjectFields reads them; refused is the kind v2 could not decode raw
+// as, if it tried.
+func examineFields(loc location, raw []byte, fields jsonFields, itemKind string, r reading, refused string) item {
+	lazy := r.lazy
 	if itemKind != "" && fields.get("kind") == nil {
 		// Items of a typed List as the API server returns it carry no type.
 		if lazy && !json.Valid(raw) {
@@ -84,6 +93,7 @@ func examine(loc location, raw []byte, itemKind string, r reading) item {
 		it.err = loc.errorf("object has no kind")
 	case h.kind == "List" || strings.HasSuffix(h.kind, "List") && items != nil:
 		it.class, it.items = itemList, items
+		it.list, it.listCut = fields.cutItems(listItemsKey)
 		if lazy && !validWithout(raw, fields, "items") {
 			it.err = loc.errorf("not valid JSON")
 		}

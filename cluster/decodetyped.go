@@ -41,21 +41,37 @@ func examineTyped(loc location, raw []byte) (it item, ok bool, refused string) {
 }
 
 // leadingType reads apiVersion and kind when they are the first two
-// members of the object raw, in either order.
+// members of the object raw, in either order. It reads no further value:
+// a List's second member is its items, most of the file.
 func leadingType(raw []byte) (h header, ok bool) {
-	var seen int
-	var okVersion, okKind bool
-	jsonEachField(raw, func(f jsonField) bool {
-		switch {
-		case f.key == "apiVersion" && !okVersion:
-			h.apiVersion, okVersion = jsonString(f.val)
-		case f.key == "kind" && !okKind:
-			h.kind, okKind = jsonString(f.val)
-		default:
-			return false
+	i := jsonSkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return h, false
+	}
+	i = jsonSkipSpace(raw, i+1)
+	for n := range 2 {
+		key, at, ok := jsonKey(raw, i)
+		if !ok {
+			return h, false
 		}
-		seen++
-		return seen < 2
-	})
-	return h, okVersion && okKind
+		end := jsonValueEnd(raw, at)
+		val, ok := jsonString(raw[at:end])
+		switch {
+		case !ok:
+			return h, false
+		case key == "apiVersion" && h.apiVersion == "":
+			h.apiVersion = val
+		case key == "kind" && h.kind == "":
+			h.kind = val
+		default:
+			return h, false
+		}
+		if n == 0 {
+			var closed bool
+			if i, closed, ok = jsonAfter(raw, end, '}'); !ok || closed {
+				return h, false
+			}
+		}
+	}
+	return h, h.apiVersion != "" && h.kind != ""
 }

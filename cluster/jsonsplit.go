@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 )
 
 // The decoder reads a List's items and an object's top-level fields as
@@ -13,11 +14,15 @@ import (
 // decode.go). On anything else they return ok false.
 
 // jsonField is one member of a JSON object: its key, and its value as a
-// slice of the object, which starts at offset at.
+// slice of the object, which starts at offset at. When the scan cut the
+// value into its items on the way (see jsonScanObject), cut is true and
+// items holds them.
 type jsonField struct {
-	key string
-	val []byte
-	at  int
+	key   string
+	val   []byte
+	at    int
+	items [][]byte
+	cut   bool
 }
 
 // jsonFields are an object's members, in order.
@@ -26,23 +31,51 @@ type jsonFields []jsonField
 // get is the value of key, or nil; as encoding/json, the last of
 // duplicate keys wins.
 func (fs jsonFields) get(key string) []byte {
+	if f := fs.last(key); f != nil {
+		return f.val
+	}
+	return nil
+}
+
+// cutItems is the items of the value of key, when the scan cut them; the
+// last of duplicate keys wins, as in get.
+func (fs jsonFields) cutItems(key string) ([][]byte, bool) {
+	if f := fs.last(key); f != nil {
+		return f.items, f.cut
+	}
+	return nil, false
+}
+
+// anyCut reports whether the scan cut any member's value into items.
+func (fs jsonFields) anyCut() bool {
+	return slices.ContainsFunc(fs, func(f jsonField) bool { return f.cut })
+}
+
+func (fs jsonFields) last(key string) *jsonField {
 	for i := len(fs) - 1; i >= 0; i-- {
 		if fs[i].key == key {
-			return fs[i].val
+			return &fs[i]
 		}
 	}
 	return nil
 }
 
-// jsonObjectFields returns the members of a JSON object. Separators must
-// be where JSON puts them; the members' values are not checked.
+// listItemsKey is the member whose array value the scanners cut into its
+// items as they find its end: a List's items. Finding the end of a 10k
+// List's items and then cutting them were two passes over nearly all of
+// the file, on one CPU.
+const listItemsKey = "items"
+
+// jsonObjectFields returns the members of a JSON object, with the items
+// of an "items" array cut. Separators must be where JSON puts them; the
+// members' values are not checked.
 func jsonObjectFields(obj []byte) (jsonFields, bool) {
 	var fields jsonFields
-	ok := jsonEachField(obj, func(f jsonField) bool {
+	end, _, ok := jsonScanObject(obj, jsonSkipSpace(obj, 0), listItemsKey, func(f jsonField) bool {
 		fields = append(fields, f)
 		return true
 	})
-	if !ok {
+	if !ok || jsonSkipSpace(obj, end) != len(obj) {
 		return nil, false
 	}
 	return fields, true
@@ -52,50 +85,85 @@ func jsonObjectFields(obj []byte) (jsonFields, bool) {
 // fn returns false. It reports whether the members it read were well
 // separated and, if fn never stopped it, the object was whole.
 func jsonEachField(obj []byte, fn func(jsonField) bool) bool {
-	i := jsonSkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	if i = jsonSkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-		return jsonSkipSpace(obj, i+1) == len(obj)
-	}
-	for i < len(obj) {
-		end := jsonValueEnd(obj, i)
-		key, ok := jsonString(obj[i:end])
-		if !ok {
-			return false
-		}
-		if i = jsonSkipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		i = jsonSkipSpace(obj, i+1)
-		end = jsonValueEnd(obj, i)
-		if end <= i {
-			return false
-		}
-		if !fn(jsonField{key: key, val: obj[i:end:end], at: i}) {
-			return true
-		}
-		if i, ok = jsonNext(obj, end, '}'); !ok || i == len(obj) {
-			return ok
-		}
-	}
-	return false
+	end, stopped, ok := jsonScanObject(obj, jsonSkipSpace(obj, 0), "", fn)
+	return stopped || ok && jsonSkipSpace(obj, end) == len(obj)
 }
 
-// jsonNext reads, from the end of a member or an item at i, either a
-// comma (returning where the next one starts) or the closing bracket,
-// which must end b (returning len(b)).
-func jsonNext(b []byte, i int, closing byte) (int, bool) {
+// jsonScanObject reads the members of the object that opens at b[i] and
+// calls fn with each in order, until fn returns false (stopped). The value
+// of a member named cut, when it is an array, is cut into its items as its
+// end is found. It returns the offset just past the closing brace; ok
+// reports whether the members read were well separated.
+func jsonScanObject(b []byte, i int, cut string, fn func(jsonField) bool) (end int, stopped, ok bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false, false
+	}
+	if i = jsonSkipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return i + 1, false, true
+	}
+	for {
+		f, ok := jsonMember(b, i, cut)
+		if !ok {
+			return 0, false, false
+		}
+		if !fn(f) {
+			return 0, true, true
+		}
+		next, closed, ok := jsonAfter(b, f.at+len(f.val), '}')
+		if !ok || closed {
+			return next, false, ok
+		}
+		i = next
+	}
+}
+
+// jsonMember reads the member whose key starts at b[i].
+func jsonMember(b []byte, i int, cut string) (jsonField, bool) {
+	key, at, ok := jsonKey(b, i)
+	if !ok {
+		return jsonField{}, false
+	}
+	f := jsonField{key: key, at: at}
+	end := 0
+	if key == cut {
+		f.items, end, f.cut = jsonArraySplit(b, at)
+	}
+	if !f.cut {
+		f.items, end = nil, jsonValueEnd(b, at)
+	}
+	if end <= at {
+		return jsonField{}, false
+	}
+	f.val = b[at:end:end]
+	return f, true
+}
+
+// jsonKey reads the key that starts at b[i] and the colon after it, and
+// returns the key and where its value starts.
+func jsonKey(b []byte, i int) (key string, at int, ok bool) {
+	end := jsonValueEnd(b, i)
+	if key, ok = jsonString(b[i:end]); !ok {
+		return "", 0, false
+	}
+	if i = jsonSkipSpace(b, end); i >= len(b) || b[i] != ':' {
+		return "", 0, false
+	}
+	return key, jsonSkipSpace(b, i+1), true
+}
+
+// jsonAfter reads what follows a member or an item that ends at i: either
+// a comma (closed false, next where the next one starts) or the closing
+// bracket (closed true, next just past it).
+func jsonAfter(b []byte, i int, closing byte) (next int, closed, ok bool) {
 	i = jsonSkipSpace(b, i)
 	switch {
 	case i < len(b) && b[i] == ',':
 		i = jsonSkipSpace(b, i+1)
-		return i, i < len(b) && b[i] != closing
+		return i, false, i < len(b) && b[i] != closing
 	case i < len(b) && b[i] == closing:
-		return len(b), jsonSkipSpace(b, i+1) == len(b)
+		return i + 1, true, true
 	}
-	return i, false
+	return i, false, false
 }
 
 // jsonString is the string that the JSON string literal lit holds. Input
@@ -126,26 +194,45 @@ func plainJSONString(b []byte) bool {
 // jsonArrayItems returns the items of a JSON array as slices of arr.
 // Separators must be where JSON puts them; the items are not checked.
 func jsonArrayItems(arr []byte) ([][]byte, bool) {
-	i := jsonSkipSpace(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
+	items, end, ok := jsonArraySplit(arr, jsonSkipSpace(arr, 0))
+	if !ok || jsonSkipSpace(arr, end) != len(arr) {
 		return nil, false
 	}
-	var items [][]byte
-	if i = jsonSkipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
-		return items, jsonSkipSpace(arr, i+1) == len(arr)
+	return items, true
+}
+
+// jsonArraySplit cuts the array that opens at b[i] into its items, as
+// slices of b, and returns the offset just past its closing bracket.
+func jsonArraySplit(b []byte, i int) (items [][]byte, end int, ok bool) {
+	end, ok = jsonEachItem(b, i, func(item []byte) { items = append(items, item) })
+	if !ok {
+		return nil, 0, false
 	}
-	for i < len(arr) {
-		end := jsonValueEnd(arr, i)
+	return items, end, true
+}
+
+// jsonEachItem calls fn with each item of the array that opens at b[i],
+// as a slice of b, and returns the offset just past its closing bracket.
+// Separators must be where JSON puts them; the items are not checked.
+func jsonEachItem(b []byte, i int, fn func([]byte)) (end int, ok bool) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	if i = jsonSkipSpace(b, i+1); i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		end := jsonValueEnd(b, i)
 		if end <= i {
-			return nil, false
+			return 0, false
 		}
-		items = append(items, arr[i:end:end])
-		var ok bool
-		if i, ok = jsonNext(arr, end, ']'); !ok || i == len(arr) {
-			return items, ok
+		fn(b[i:end:end])
+		next, closed, ok := jsonAfter(b, end, ']')
+		if !ok || closed {
+			return next, ok
 		}
+		i = next
 	}
-	return nil, false
 }
 
 // jsonValueEnd is the offset just past the value that starts at i. On

@@ -27,6 +27,7 @@ func FuzzJSONSplit(f *testing.F) {
 			if got, want := valueEnd(doc, i), valueEndBytewise(doc, i); got != want {
 				t.Fatalf("%q: value at %d ends at %d, bytewise at %d", doc, i, got, want)
 			}
+			checkScanDocument(t, doc, i)
 		}
 		if docs, ok := splitValidJSON(doc); ok {
 			for _, d := range docs {
@@ -72,6 +73,31 @@ func FuzzJSONSplit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkScanDocument holds the one-pass scan of a document to the scanners
+// it stands for: the same end as jsonValueEnd, and the same items as
+// jsonArrayItems for each array it cut.
+func checkScanDocument(t *testing.T, doc []byte, i int) {
+	t.Helper()
+	end, fields := jsonScanDocument(doc, i, nil)
+	if want := jsonValueEnd(doc, i); end != want {
+		t.Fatalf("%q: the document at %d ends at %d, jsonValueEnd says %d", doc, i, end, want)
+	}
+	for _, f := range fields {
+		if !f.cut {
+			continue
+		}
+		want, ok := jsonArrayItems(f.val)
+		if !ok || len(want) != len(f.items) {
+			t.Fatalf("%q: %q cut into %q, jsonArrayItems gives %q (%v)", doc, f.key, f.items, want, ok)
+		}
+		for k := range want {
+			if !bytes.Equal(want[k], f.items[k]) {
+				t.Fatalf("%q: %q item %d is %q, jsonArrayItems gives %q", doc, f.key, k, f.items[k], want[k])
+			}
+		}
+	}
 }
 
 func sameCompact(a, b []byte) bool {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,9 @@ type document struct {
 	data []byte
 	json bool  // data is JSON already
 	err  error // the file is broken at this document
+	// fields are data's members when data is an object whose items the
+	// lazy split cut on its way (a List, see jsonScanObject); nil otherwise.
+	fields jsonFields
 }
 
 // splitDocuments cuts a file into its non-empty documents. A file whose
@@ -87,17 +91,42 @@ func splitJSONLazy(data []byte) (docs []document, ok bool) {
 
 func splitJSONValues(data []byte, check bool) (docs []document, ok bool) {
 	line, counted := 1, 0
+	var members jsonFields // reused from one document to the next
 	for i := jsonSkipSpace(data, 0); i < len(data); {
-		end := jsonValueEnd(data, i)
+		end, fields := 0, jsonFields(nil)
+		if check {
+			end = jsonValueEnd(data, i)
+		} else if end, fields = jsonScanDocument(data, i, members[:0]); fields != nil {
+			members = fields[:0]
+		}
 		if end <= i || check && !json.Valid(data[i:end]) {
 			return nil, false
 		}
 		line += bytes.Count(data[counted:i], []byte("\n"))
 		counted = i
-		docs = append(docs, document{line: line, data: data[i:end:end], json: true})
+		doc := document{line: line, data: data[i:end:end], json: true}
+		if fields.anyCut() {
+			doc.fields = slices.Clone(fields)
+		}
+		docs = append(docs, doc)
 		i = jsonSkipSpace(data, end)
 	}
 	return docs, true
+}
+
+// jsonScanDocument finds the end of the JSON value at data[i]. When it is
+// an object whose members are well separated, it also returns them,
+// appended to members, with an "items" array cut into its items: the
+// one pass over a List that both the split and the decoder need.
+func jsonScanDocument(data []byte, i int, members jsonFields) (int, jsonFields) {
+	end, _, ok := jsonScanObject(data, i, listItemsKey, func(f jsonField) bool {
+		members = append(members, f)
+		return true
+	})
+	if !ok {
+		return jsonValueEnd(data, i), nil
+	}
+	return end, members
 }
 
 func skipSpace(data []byte, off int64) int64 {

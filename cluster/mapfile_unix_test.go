@@ -48,6 +48,25 @@ func TestLoadFileShrunkWhileRead(t *testing.T) {
 	}
 }
 
+// A mapped file that shrinks to its first page is an error too: the
+// first page reads, and the text check faults past it on another
+// goroutine.
+func TestLoadFileShrunkToOnePage(t *testing.T) {
+	page := os.Getpagesize()
+	path, f := openTestFile(t, kubectlList+strings.Repeat(" ", 3*page))
+	data, unmap, err := mapFile(f)
+	if err != nil || unmap == nil {
+		t.Fatalf("mapFile: %v", err)
+	}
+	defer unmap()
+	if err := os.Truncate(path, int64(page)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = decodeMapped(path, data); !errors.Is(err, errChangedWhileRead) {
+		t.Fatalf("got %v, want %v", err, errChangedWhileRead)
+	}
+}
+
 // openTestFile writes content to a file of its own and opens it; the file
 // is closed when the test ends.
 func openTestFile(t *testing.T, content string) (string, *os.File) {

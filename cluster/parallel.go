@@ -14,7 +14,17 @@ const minPerWorker = 64
 // there are CPUs, and returns when all calls have. fn must only write
 // what belongs to i.
 func forEach(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/minPerWorker+1)
+	forEachOf(n, minPerWorker, fn)
+}
+
+// forEachChunk is forEach for calls that each do a lot: one goroutine a
+// call, up to one per CPU.
+func forEachChunk(n int, fn func(i int)) {
+	forEachOf(n, 1, fn)
+}
+
+func forEachOf(n, perWorker int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/perWorker+1)
 	if workers <= 1 {
 		for i := range n {
 			fn(i)

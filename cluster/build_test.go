@@ -526,6 +526,37 @@ endpoints:
 		reach:   []string{"10.0.0.10:80", "10.0.0.9:80"},
 		hasAny:  true,
 	}, {
+		name:    "one slice: sorted as strings, and a duplicate deduped as across slices",
+		service: `clusterIP: 10.96.0.1`,
+		slices: `metadata: {name: svc-a, labels: {kubernetes.io/service-name: svc}}
+addressType: IPv4
+ports: [{name: http, port: 80}]
+endpoints:
+- {addresses: [10.0.0.9], conditions: {ready: true}}
+- {addresses: [10.0.0.10], conditions: {ready: false, serving: true, terminating: true}}
+- {addresses: [10.0.0.9], conditions: {ready: false, serving: true, terminating: true}}
+- {addresses: [10.0.0.10], conditions: {ready: true}}
+`,
+		all:     []string{"10.0.0.10:80", "10.0.0.9:80"},
+		cluster: []string{"10.0.0.10:80", "10.0.0.9:80"},
+		reach:   []string{"10.0.0.10:80", "10.0.0.9:80"},
+		hasAny:  true,
+	}, {
+		name:    "one slice: a duplicate in order is deduped",
+		service: `clusterIP: 10.96.0.1`,
+		slices: `metadata: {name: svc-a, labels: {kubernetes.io/service-name: svc}}
+addressType: IPv4
+ports: [{name: http, port: 80}]
+endpoints:
+- {addresses: [10.0.0.10], conditions: {ready: true}}
+- {addresses: [10.0.0.10], conditions: {ready: false, serving: false, terminating: true}}
+- {addresses: [10.0.0.9], conditions: {ready: false, serving: false}}
+`,
+		all:     []string{"10.0.0.10:80", "10.0.0.9:80"},
+		cluster: []string{"10.0.0.10:80"},
+		reach:   []string{"10.0.0.10:80"},
+		hasAny:  true,
+	}, {
 		name:    "terminating fallback for cluster traffic",
 		service: `clusterIP: 10.96.0.1`,
 		slices: `metadata: {name: svc-a, labels: {kubernetes.io/service-name: svc}}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -96,6 +97,9 @@ func (b *builder) slicePort(object string, i int, port discoveryv1.EndpointPort)
 // in namespace/name order, which fixes the one thing kube-proxy leaves to
 // map order: which of two non-terminating duplicates is kept.
 func mergeSlices(parts [][]slicePorts) map[nodetable.ServicePortName][]nodetable.Endpoint {
+	if out, ok := mergeOneSlice(parts); ok {
+		return out
+	}
 	var names []nodetable.ServicePortName
 	counts := map[nodetable.ServicePortName]int{}
 	for _, ports := range parts {
@@ -124,6 +128,45 @@ func mergeSlices(parts [][]slicePorts) map[nodetable.ServicePortName][]nodetable
 		}
 	}
 	return out
+}
+
+// mergeOneSlice is mergeSlices for the common case that needs no merging:
+// one slice, whose ports have distinct names and whose endpoints are
+// already in order, without duplicates. Its lists are the slice's own:
+// readSlice makes each afresh and nothing else holds them. ok is false
+// for anything else.
+func mergeOneSlice(parts [][]slicePorts) (map[nodetable.ServicePortName][]nodetable.Endpoint, bool) {
+	if len(parts) != 1 {
+		return nil, false
+	}
+	ports := parts[0]
+	for i, p := range ports {
+		if !sortedUnique(p.endpoints) || slices.ContainsFunc(ports[:i], func(q slicePorts) bool { return q.name == p.name }) {
+			return nil, false
+		}
+	}
+	out := make(map[nodetable.ServicePortName][]nodetable.Endpoint, len(ports))
+	for _, p := range ports {
+		if len(p.endpoints) > 0 {
+			out[p.name] = p.endpoints
+		}
+	}
+	return out, true
+}
+
+// sortedUnique reports whether eps are in the order of their "ip:port"
+// texts, each text once, without making the texts on the heap.
+func sortedUnique(eps []nodetable.Endpoint) bool {
+	var prev, cur [64]byte // any "ip:port"; a longer text would go to the heap
+	last := []byte(nil)
+	for i := range eps {
+		key := eps[i].AppendKey(cur[:0])
+		if i > 0 && bytes.Compare(last, key) >= 0 {
+			return false
+		}
+		last = append(prev[:0], key...)
+	}
+	return true
 }
 
 // keyedEndpoint is an endpoint with its "ip:port" text, made once.

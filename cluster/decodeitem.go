@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -199,7 +200,34 @@ func unmarshalV2(kind string, raw []byte) (any, bool) {
 // (a Service port's targetPort) read in place. Its UnmarshalJSON hands
 // each value to encoding/json: about 6 % of the CPU of decoding a
 // snapshot's objects.
-var v2Options = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(unmarshalIntOrString)))
+var v2Options = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+	jsonv2.UnmarshalFromFunc(unmarshalIntOrString),
+	jsonv2.UnmarshalFromFunc(presizeEndpoints),
+)))
+
+// presizeEndpoints gives an EndpointSlice's endpoints their capacity
+// before v2 reads them, and leaves the reading to v2 (errors.ErrUnsupported): v2 grows
+// a slice one element at a time through reflection, which copied every
+// endpoint of a slice about twice. The count is capped at the API's most
+// endpoints in a slice, so that a hostile file cannot make it allocate
+// more than reading it does.
+func presizeEndpoints(dec *jsontext.Decoder, v *[]discoveryv1.Endpoint) error {
+	if dec.PeekKind() != '[' {
+		return errors.ErrUnsupported
+	}
+	// The buffer holds the rest of the object; the value follows the
+	// member's name, a colon and perhaps spaces.
+	buf := dec.UnreadBuffer()
+	i := bytes.IndexByte(buf, '[')
+	if i < 0 || len(bytes.Trim(buf[:i], " \t\r\n:")) > 0 {
+		return errors.ErrUnsupported
+	}
+	n := 0
+	if _, ok := jsonEachItem(buf, i, func([]byte) { n++ }); ok && n > cap(*v) {
+		*v = make([]discoveryv1.Endpoint, 0, min(n, maxSliceEndpoints))
+	}
+	return errors.ErrUnsupported
+}
 
 // unmarshalIntOrString reads what intstr.IntOrString's UnmarshalJSON
 // accepts into the same value: a string, or an integer literal that fits
@@ -225,6 +253,10 @@ func unmarshalIntOrString(dec *jsontext.Decoder, v *intstr.IntOrString) error {
 	}
 	return errNotIntOrString
 }
+
+// maxSliceEndpoints is the most endpoints the API server takes in one
+// EndpointSlice.
+const maxSliceEndpoints = 1000
 
 var errNotIntOrString = errors.New("neither a string nor an int32")
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -91,6 +92,34 @@ func TestUnmarshalStrictSeeds(t *testing.T) {
 		}
 		if gotErr == nil && !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: (-want +got):\n%s", s.raw, cmp.Diff(want, got))
+		}
+	}
+}
+
+// TestPresizeEndpoints: the decoder's fast path reads an EndpointSlice's
+// endpoints into a list of their number, whatever the spacing around
+// them, and leaves an empty or null list as v2 reads it.
+func TestPresizeEndpoints(t *testing.T) {
+	for _, tc := range []struct {
+		members string
+		want    int // the list's length and capacity; -1: nil
+	}{
+		{`"endpoints":[{"addresses":["10.0.0.1"]},{"addresses":["10.0.0.2"]},{"addresses":["10.0.0.3"]}]`, 3},
+		{"\"endpoints\" :\n\t[ {\"addresses\":[\"10.0.0.1\"]} , {\"addresses\":[\"10.0.0.2\"]} ]", 2},
+		{`"endpoints":[]`, 0},
+		{`"endpoints":null`, -1},
+	} {
+		raw := `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s"},"addressType":"IPv4",` + tc.members + `}`
+		obj, ok := unmarshalV2("EndpointSlice", []byte(raw))
+		if !ok {
+			t.Fatalf("%s: not decoded", tc.members)
+		}
+		eps := obj.(*discoveryv1.EndpointSlice).Endpoints
+		switch {
+		case tc.want < 0 && eps != nil:
+			t.Errorf("%s: endpoints %v, want nil", tc.members, eps)
+		case tc.want >= 0 && (len(eps) != tc.want || cap(eps) != tc.want):
+			t.Errorf("%s: %d endpoints in a list of capacity %d, want %d", tc.members, len(eps), cap(eps), tc.want)
 		}
 	}
 }

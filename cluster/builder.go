@@ -124,11 +124,7 @@ func (m *Builder) Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, 
 	bySlice := sortedSlices(s.EndpointSlices)
 	for _, t := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {
 		groups := m.groups(b, next, bySlice, t.Family)
-		t.Ports = make([]nodetable.ServicePort, 0, len(services))
-		for _, svc := range services {
-			t.Ports = append(t.Ports, m.ports(next, svc, groups, t, b.nodeName)...)
-		}
-		sortPorts(t.Ports)
+		t.Ports = m.tablePorts(next, services, groups, t, b.nodeName)
 	}
 	if next != nil {
 		m.prev = *next
@@ -140,15 +136,19 @@ func (m *Builder) Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, 
 func (m *Builder) services(b *builder, next *memo, list []corev1.Service) []*serviceEntry {
 	var out []*serviceEntry
 	idx, names := sortedKeys(list, func(svc *corev1.Service) string { return objectName(&svc.ObjectMeta) })
-	for j, i := range idx {
-		svc := &list[i]
+	entries := make([]*serviceEntry, len(idx))
+	forEach(len(idx), func(j int) {
+		svc := &list[idx[j]]
 		v := versionOf(&svc.ObjectMeta)
 		e := m.prev.services[names[j]]
 		if e == nil || !v.known() || e.version != v {
 			sb := &builder{nodeName: b.nodeName}
 			e = &serviceEntry{version: v, svc: sb.parseService(svc), warnings: sb.warnings}
 		}
-		if v.known() && next != nil {
+		entries[j] = e
+	})
+	for j, e := range entries {
+		if e.version.known() && next != nil {
 			next.services[names[j]] = e
 		}
 		b.warnings = append(b.warnings, e.warnings...)
@@ -267,22 +267,36 @@ func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sli
 // ports gives a Service's ports in t's family with their endpoints
 // categorized for the node, or takes them from the last build when
 // nothing they depend on changed.
-func (m *Builder) ports(next *memo, svc *serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) []nodetable.ServicePort {
+// tablePorts is the ports of services in t, in order, each Service's
+// worked out on every CPU (portsOf).
+func (m *Builder) tablePorts(next *memo, services []*serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) []nodetable.ServicePort {
+	entries := make([]*portsEntry, len(services))
+	forEach(len(services), func(i int) { entries[i] = m.portsOf(services[i], groups, t, nodeName) })
+	out := make([]nodetable.ServicePort, 0, len(services))
+	for i, e := range entries {
+		if next != nil {
+			next.ports[serviceKey{services[i].svc.namespace, services[i].svc.name, t.Family}] = e
+		}
+		out = append(out, e.ports...)
+	}
+	sortPorts(out)
+	return out
+}
+
+// portsOf is the ports of one Service in t: the last build's, if nothing
+// they come from changed.
+func (m *Builder) portsOf(svc *serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) *portsEntry {
 	k := serviceKey{svc.svc.namespace, svc.svc.name, t.Family}
 	g := groups[k]
-	e := m.prev.ports[k]
-	if e == nil || e.service != svc || e.group != g || e.nodeName != nodeName || e.zone != t.Node.Zone {
-		ports := svc.svc.portsFor(t.Family)
-		for i := range ports {
-			if g != nil {
-				ports[i].AllEndpoints = g.endpoints[ports[i].Name]
-			}
-			categorize(&ports[i], nodeName, t.Node.Zone)
+	if e := m.prev.ports[k]; e != nil && e.service == svc && e.group == g && e.nodeName == nodeName && e.zone == t.Node.Zone {
+		return e
+	}
+	ports := svc.svc.portsFor(t.Family)
+	for i := range ports {
+		if g != nil {
+			ports[i].AllEndpoints = g.endpoints[ports[i].Name]
 		}
-		e = &portsEntry{service: svc, group: g, nodeName: nodeName, zone: t.Node.Zone, ports: ports}
+		categorize(&ports[i], nodeName, t.Node.Zone)
 	}
-	if next != nil {
-		next.ports[k] = e
-	}
-	return e.ports
+	return &portsEntry{service: svc, group: g, nodeName: nodeName, zone: t.Node.Zone, ports: ports}
 }

@@ -258,8 +258,8 @@ func yamlToJSON(doc []byte, startLine int) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("YAML parser failed: %v", r)
 		}
 	}()
-	if out, err = fastYAMLToJSON(doc); err == nil {
-		return out, nil
+	if out, err = fastYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
+		return out, err
 	}
 	out, err = yaml.YAMLToJSONStrict(doc)
 	if err == nil {

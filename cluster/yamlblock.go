@@ -1,11 +1,8 @@
 package cluster
 
 import (
-	"bytes"
 	"slices"
 	"strings"
-	"unicode/utf8"
-	"unsafe"
 )
 
 // blockYAMLToJSON converts the block-style YAML that kubectl and
@@ -22,40 +19,19 @@ func blockYAMLToJSON(doc []byte) ([]byte, error) {
 // convertBlock is blockYAMLToJSON; parallel lets a long sequence's items
 // be converted on every CPU.
 func convertBlock(doc []byte, parallel bool) ([]byte, error) {
-	if !printable(doc) {
-		return nil, errSlowPath
+	lines, err := blockLines(doc)
+	if err != nil {
+		return nil, err
 	}
-	p := &blockParser{lines: make([]blockLine, 0, bytes.Count(doc, []byte("\n"))+1), top: parallel}
-	// The lines are views of doc, not copies (a copy of each line was a
-	// third of converting a large List). They live only in this call:
-	// what is kept is written into out, and the only error is errSlowPath.
-	text := unsafe.String(unsafe.SliceData(doc), len(doc))
-	for l := range strings.Lines(text) {
-		s := strings.TrimSuffix(l, "\n")
-		if strings.TrimLeft(s, " ") == "" {
-			continue
-		}
-		if strings.ContainsAny(s, "\t\r#&*!|>`%@") {
-			return nil, errSlowPath
-		}
-		p.lines = append(p.lines, blockLine{indent: len(s) - len(strings.TrimLeft(s, " ")), text: strings.TrimRight(strings.TrimLeft(s, " "), " ")})
-	}
-	if len(p.lines) == 0 {
-		return nil, errSlowPath
-	}
+	p := &blockParser{lines: lines, top: parallel}
 	// The JSON of a block YAML document is up to about 1.5 times as long
 	// (quotes and commas for indentation). Twice the length is never
 	// regrown, and the part that is not written is never touched.
-	out, err := p.node(make([]byte, 0, 2*len(doc)+64), p.lines[0].indent)
+	out, err := p.node(make([]byte, 0, 2*len(doc)+64), lines[0].indent)
 	if err == nil && p.pos != len(p.lines) {
 		err = errSlowPath
 	}
 	return out, err
-}
-
-type blockLine struct {
-	indent int
-	text   string
 }
 
 type blockParser struct {
@@ -135,6 +111,10 @@ func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end
 	parts := make([][]byte, len(starts))
 	errs := make([]error, len(starts))
 	forEach(len(starts), func(k int) {
+		// The lines are views of the file, which may be mapped: a fault
+		// here (the file shrank since its lines were cut) is
+		// errChangedWhileRead, as on the decoding goroutines, not a crash.
+		defer guardFault(func(err error) { errs[k] = err })()
 		next := end
 		if k+1 < len(starts) {
 			next = starts[k+1]
@@ -324,28 +304,4 @@ func quoted(s string) (string, int, bool) {
 		}
 	}
 	return "", 0, false
-}
-
-// printable reports whether doc holds only what YAML allows in a stream
-// (its c-printable set) besides tabs and carriage returns, and no line
-// break but "\n": the block path leaves the rest to the general parser.
-func printable(doc []byte) bool {
-	for i := 0; i < len(doc); {
-		c := doc[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n') || c == 0x7f {
-				return false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(doc[i:])
-		switch {
-		case r == utf8.RuneError, r < 0xa0, r >= 0xd800 && r < 0xe000, r == 0xfffe, r == 0xffff,
-			r == 0x2028, r == 0x2029, r == 0xfeff: // YAML 1.1 line breaks, and a mark
-			return false
-		}
-		i += n
-	}
-	return true
 }

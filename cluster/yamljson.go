@@ -26,11 +26,12 @@ var errSlowPath = errors.New("yaml: not on the fast path")
 // go-yaml v2 resolves them. Anything else is errSlowPath: tags, anchors
 // and aliases, merge keys, duplicate keys, keys that are not strings,
 // floats, and any document that does not parse. So it never reports an
-// error of its own and never gives a document another meaning.
+// error of its own (but errChangedWhileRead, from a mapped file that
+// shrank while read) and never gives a document another meaning.
 // Mapping keys come out sorted, as encoding/json writes a map.
 func fastYAMLToJSON(doc []byte) (out []byte, err error) {
-	if out, err := blockYAMLToJSON(doc); err == nil {
-		return out, nil
+	if out, err := blockYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
+		return out, err
 	}
 	if bytes.IndexByte(doc, '!') >= 0 && hasTag(doc) {
 		return nil, errSlowPath

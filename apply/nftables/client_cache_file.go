@@ -55,7 +55,7 @@ func (c *Client) loadFile(key tableKey, gen uint32) (*nft.Ruleset, bool) {
 	if err != nil {
 		return nil, false
 	}
-	table, err := decodeCache(data)
+	table, err := decodeCache(data) // data is the table's from here on
 	if err != nil || table != nil && (table.Family != key.family || table.Table != key.table) {
 		c.removeFile(key)
 		return nil, false

@@ -201,6 +201,15 @@ func resolveNumeric(s string) (plainKind, string) {
 		return plainOther, ""
 	}
 	plain := strings.ReplaceAll(s, "_", "")
+	if !mayBeNumber(plain) {
+		// What follows would refuse it: spare the parsers' errors, which
+		// allocate (an IP address is text of this kind, and a snapshot
+		// holds one per endpoint).
+		if strings.Contains(plain, "0b") {
+			return plainOther, ""
+		}
+		return plainString, ""
+	}
 	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
 		return plainLiteral, strconv.FormatInt(i, 10)
 	}
@@ -213,6 +222,24 @@ func resolveNumeric(s string) (plainKind, string) {
 		return plainOther, ""
 	}
 	return plainString, ""
+}
+
+// mayBeNumber reports whether strconv's integers (base 0) or yamlFloat
+// could take s: at most one '.', and nothing but digits, hex digits, base
+// prefixes, signs and '.'.
+func mayBeNumber(s string) bool {
+	if strings.Count(s, ".") > 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		case c == 'x', c == 'X', c == 'o', c == 'O', c == '+', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeTimestamp: four digits and a dash, where v2 tries its

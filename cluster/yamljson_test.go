@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -120,4 +123,45 @@ func FuzzYAMLToJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// resolveNumericLong is resolveNumeric without mayBeNumber's shortcut.
+func resolveNumericLong(s string) (plainKind, string) {
+	if looksLikeTimestamp(s) {
+		return plainOther, ""
+	}
+	plain := strings.ReplaceAll(s, "_", "")
+	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return plainLiteral, strconv.FormatInt(i, 10)
+	}
+	if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
+		return plainLiteral, strconv.FormatUint(u, 10)
+	}
+	if yamlFloat(plain) || strings.Contains(plain, "0b") {
+		return plainOther, ""
+	}
+	return plainString, ""
+}
+
+// TestMayBeNumberIsAShortcut: resolveNumeric resolves every text as it
+// does without the shortcut, over IP addresses and random texts of the
+// characters numbers, IPs and base prefixes are made of.
+func TestMayBeNumberIsAShortcut(t *testing.T) {
+	texts := []string{"10.0.0.1", "10.128.0.255", "1.2.0b", "0b:1", "0x1F", "0o17", "1_000", "1.5e3", "1.2.3", "-0b1", "fd00::1", "2026-01-02", "1e", "0b.", "+.5"}
+	const alphabet = "0123456789.+-_xXoObBeEfF:aZ "
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		b := make([]byte, 1+r.IntN(8))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		texts = append(texts, string(b))
+	}
+	for _, s := range texts {
+		gotKind, got := resolveNumeric(s)
+		wantKind, want := resolveNumericLong(s)
+		if gotKind != wantKind || got != want {
+			t.Fatalf("%q: %v %q, without the shortcut %v %q", s, gotKind, got, wantKind, want)
+		}
+	}
 }

@@ -206,11 +206,11 @@ var v2Options = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.Wit
 )))
 
 // presizeEndpoints gives an EndpointSlice's endpoints their capacity
-// before v2 reads them, and leaves the reading to v2 (errors.ErrUnsupported): v2 grows
-// a slice one element at a time through reflection, which copied every
-// endpoint of a slice about twice. The count is capped at the API's most
-// endpoints in a slice, so that a hostile file cannot make it allocate
-// more than reading it does.
+// before v2 reads them, and leaves the reading to v2 (it returns
+// errors.ErrUnsupported): v2 grows a slice one element at a time through
+// reflection, which copied every endpoint of a slice about twice. The
+// count is capped at the API's most endpoints in a slice, so that a
+// hostile file cannot make it allocate more than reading it does.
 func presizeEndpoints(dec *jsontext.Decoder, v *[]discoveryv1.Endpoint) error {
 	if dec.PeekKind() != '[' {
 		return errors.ErrUnsupported

@@ -48,18 +48,18 @@ func TestLoadFileShrunkWhileRead(t *testing.T) {
 	}
 }
 
-// A mapped file that shrinks to its first page is an error too: the
-// first page reads, and the text check faults past it on another
-// goroutine.
-func TestLoadFileShrunkToOnePage(t *testing.T) {
+// A mapped file that shrinks inside its second chunk is an error too:
+// the cut between the chunks still reads, and the text check of the
+// second chunk, on a goroutine of its own, faults.
+func TestLoadFileShrunkInSecondChunk(t *testing.T) {
 	page := os.Getpagesize()
-	path, f := openTestFile(t, kubectlList+strings.Repeat(" ", 3*page))
+	path, f := openTestFile(t, kubectlList+strings.Repeat(" ", textChunk+64*page))
 	data, unmap, err := mapFile(f)
 	if err != nil || unmap == nil {
 		t.Fatalf("mapFile: %v", err)
 	}
 	defer unmap()
-	if err := os.Truncate(path, int64(page)); err != nil {
+	if err := os.Truncate(path, int64(textChunk+16*page)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err = decodeMapped(path, data); !errors.Is(err, errChangedWhileRead) {

@@ -14,17 +14,17 @@ const minPerWorker = 64
 // there are CPUs, and returns when all calls have. fn must only write
 // what belongs to i.
 func forEach(n int, fn func(i int)) {
-	forEachOf(n, minPerWorker, fn)
+	forEachOn(min(runtime.GOMAXPROCS(0), n/minPerWorker+1), n, fn)
 }
 
-// forEachChunk is forEach for calls that each do a lot: one goroutine a
-// call, up to one per CPU.
+// forEachChunk is forEach for calls that each do a lot: a goroutine for
+// each call, up to one per CPU; one call runs on the caller's.
 func forEachChunk(n int, fn func(i int)) {
-	forEachOf(n, 1, fn)
+	forEachOn(min(runtime.GOMAXPROCS(0), n), n, fn)
 }
 
-func forEachOf(n, perWorker int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/perWorker+1)
+// forEachOn is forEach on the given number of goroutines.
+func forEachOn(workers, n int, fn func(i int)) {
 	if workers <= 1 {
 		for i := range n {
 			fn(i)

@@ -210,6 +210,12 @@ func resolveNumeric(s string) (plainKind, string) {
 		}
 		return plainString, ""
 	}
+	return parseNumeric(plain)
+}
+
+// parseNumeric resolves plain, a scalar without its "_", as an integer
+// (in decimal), a float (left to the slow path) or a string.
+func parseNumeric(plain string) (plainKind, string) {
 	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
 		return plainLiteral, strconv.FormatInt(i, 10)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -130,17 +129,7 @@ func resolveNumericLong(s string) (plainKind, string) {
 	if looksLikeTimestamp(s) {
 		return plainOther, ""
 	}
-	plain := strings.ReplaceAll(s, "_", "")
-	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
-		return plainLiteral, strconv.FormatInt(i, 10)
-	}
-	if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
-		return plainLiteral, strconv.FormatUint(u, 10)
-	}
-	if yamlFloat(plain) || strings.Contains(plain, "0b") {
-		return plainOther, ""
-	}
-	return plainString, ""
+	return parseNumeric(strings.ReplaceAll(s, "_", ""))
 }
 
 // TestMayBeNumberIsAShortcut: resolveNumeric resolves every text as it

@@ -264,11 +264,8 @@ func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sli
 	return &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}, read
 }
 
-// ports gives a Service's ports in t's family with their endpoints
-// categorized for the node, or takes them from the last build when
-// nothing they depend on changed.
 // tablePorts is the ports of services in t, in order, each Service's
-// worked out on every CPU (portsOf).
+// worked out on every CPU (portsOf), and keeps them in next.
 func (m *Builder) tablePorts(next *memo, services []*serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) []nodetable.ServicePort {
 	entries := make([]*portsEntry, len(services))
 	forEach(len(services), func(i int) { entries[i] = m.portsOf(services[i], groups, t, nodeName) })
@@ -283,8 +280,9 @@ func (m *Builder) tablePorts(next *memo, services []*serviceEntry, groups map[se
 	return out
 }
 
-// portsOf is the ports of one Service in t: the last build's, if nothing
-// they come from changed.
+// portsOf gives a Service's ports in t's family with their endpoints
+// categorized for the node, or takes them from the last build when
+// nothing they depend on changed.
 func (m *Builder) portsOf(svc *serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) *portsEntry {
 	k := serviceKey{svc.svc.namespace, svc.svc.name, t.Family}
 	g := groups[k]

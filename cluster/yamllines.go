@@ -7,6 +7,8 @@ import (
 	"unsafe"
 )
 
+// blockLine is one line of a block YAML document: its indentation, and
+// its text without it or trailing spaces.
 type blockLine struct {
 	indent int
 	text   string

@@ -215,12 +215,14 @@ func (k *blockKeys) add(key string) bool {
 }
 
 // splitKey cuts "key: rest" or "key:"; the key is a plain or quoted
-// string.
+// string. A key whose colon is more than maxSimpleKey bytes in is not
+// one: go-yaml finds no key there (and fails on the colon), so the
+// line goes to the slow path, which says so.
 func splitKey(s string) (key, rest string, ok bool) {
 	var raw string
 	if s != "" && (s[0] == '"' || s[0] == '\'') {
 		k, n, qok := quoted(s)
-		if !qok || !strings.HasPrefix(s[n:], ":") {
+		if !qok || !strings.HasPrefix(s[n:], ":") || n > maxSimpleKey {
 			return "", "", false
 		}
 		key, rest = k, s[n+1:]
@@ -231,6 +233,9 @@ func splitKey(s string) (key, rest string, ok bool) {
 				return "", "", false
 			}
 			i = len(s) - 1
+		}
+		if i > maxSimpleKey {
+			return "", "", false
 		}
 		raw, rest = s[:i], s[i+1:]
 		if !plainOK(raw) || strings.HasSuffix(raw, " ") {
@@ -246,6 +251,11 @@ func splitKey(s string) (key, rest string, ok bool) {
 	}
 	return key, strings.TrimLeft(rest, " "), true
 }
+
+// maxSimpleKey is how far into its line YAML's scanner (go-yaml's, as
+// libyaml's) looks for the colon of a key: 1024 characters. Counted here
+// in bytes, which are never fewer.
+const maxSimpleKey = 1024
 
 // plainOK: a one-line plain scalar that cannot be anything else.
 func plainOK(s string) bool {

@@ -14,7 +14,7 @@ import (
 )
 
 // yamlCases are documents on both sides of the fast path's edge.
-var yamlCases = []string{
+var yamlCases = append(longKeyCases(), []string{
 	kubectlList,
 	buildFixture,
 	// Plain scalars as YAML 1.1 (go-yaml v2) reads them.
@@ -42,7 +42,7 @@ var yamlCases = []string{
 	// Broken.
 	"a : b\n", "a: x\u2028b: y\n", "a: x\u0085b: y\n", "- a\n-  b\n", "\x18: x\n",
 	"a: [1, 2\n", "a: b: c\n", "\ta: 1\n", "a:\n- b\n c\n", "'unclosed\n",
-}
+}...)
 
 // sameJSON reports whether two JSON texts hold the same value.
 func sameJSON(t *testing.T, a, b []byte) bool {
@@ -55,6 +55,18 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return reflect.DeepEqual(va, vb)
+}
+
+// longKeyCases are keys whose colon is just within and just past the
+// 1024 characters where YAML's scanner looks for it, plain and quoted,
+// in a mapping and in a sequence's item.
+func longKeyCases() []string {
+	var out []string
+	for _, n := range []int{maxSimpleKey - 2, maxSimpleKey, maxSimpleKey + 1} {
+		k := strings.Repeat("k", n)
+		out = append(out, k+": v\n", k+":\n", "a:\n- "+k+": v\n", `"`+k[2:]+`": v`+"\n", k[1:]+"é: v\n")
+	}
+	return out
 }
 
 // TestFastYAMLToJSONAgreesWithSigsYAML: whatever the fast path converts,

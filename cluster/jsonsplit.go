@@ -71,9 +71,8 @@ const listItemsKey = "items"
 // members' values are not checked.
 func jsonObjectFields(obj []byte) (jsonFields, bool) {
 	var fields jsonFields
-	end, _, ok := jsonScanObject(obj, jsonSkipSpace(obj, 0), listItemsKey, func(f jsonField) bool {
+	end, ok := jsonScanObject(obj, jsonSkipSpace(obj, 0), listItemsKey, func(f jsonField) {
 		fields = append(fields, f)
-		return true
 	})
 	if !ok || jsonSkipSpace(obj, end) != len(obj) {
 		return nil, false
@@ -81,37 +80,27 @@ func jsonObjectFields(obj []byte) (jsonFields, bool) {
 	return fields, true
 }
 
-// jsonEachField calls fn with each member of a JSON object in order, until
-// fn returns false. It reports whether the members it read were well
-// separated and, if fn never stopped it, the object was whole.
-func jsonEachField(obj []byte, fn func(jsonField) bool) bool {
-	end, stopped, ok := jsonScanObject(obj, jsonSkipSpace(obj, 0), "", fn)
-	return stopped || ok && jsonSkipSpace(obj, end) == len(obj)
-}
-
 // jsonScanObject reads the members of the object that opens at b[i] and
-// calls fn with each in order, until fn returns false (stopped). The value
-// of a member named cut, when it is an array, is cut into its items as its
-// end is found. It returns the offset just past the closing brace; ok
-// reports whether the members read were well separated.
-func jsonScanObject(b []byte, i int, cut string, fn func(jsonField) bool) (end int, stopped, ok bool) {
+// calls fn with each in order. The value of a member named cut, when it
+// is an array, is cut into its items as its end is found. It returns the
+// offset just past the closing brace; ok reports whether the members
+// were well separated.
+func jsonScanObject(b []byte, i int, cut string, fn func(jsonField)) (end int, ok bool) {
 	if i >= len(b) || b[i] != '{' {
-		return 0, false, false
+		return 0, false
 	}
 	if i = jsonSkipSpace(b, i+1); i < len(b) && b[i] == '}' {
-		return i + 1, false, true
+		return i + 1, true
 	}
 	for {
 		f, ok := jsonMember(b, i, cut)
 		if !ok {
-			return 0, false, false
+			return 0, false
 		}
-		if !fn(f) {
-			return 0, true, true
-		}
+		fn(f)
 		next, closed, ok := jsonAfter(b, f.at+len(f.val), '}')
 		if !ok || closed {
-			return next, false, ok
+			return next, ok
 		}
 		i = next
 	}

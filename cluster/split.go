@@ -119,9 +119,8 @@ func splitJSONValues(data []byte, check bool) (docs []document, ok bool) {
 // appended to members, with an "items" array cut into its items: the
 // one pass over a List that both the split and the decoder need.
 func jsonScanDocument(data []byte, i int, members jsonFields) (int, jsonFields) {
-	end, _, ok := jsonScanObject(data, i, listItemsKey, func(f jsonField) bool {
+	end, ok := jsonScanObject(data, i, listItemsKey, func(f jsonField) {
 		members = append(members, f)
-		return true
 	})
 	if !ok {
 		return jsonValueEnd(data, i), nil

@@ -252,15 +252,17 @@ func TestUDPFlows(t *testing.T) {
 	if err != nil || got == first {
 		t.Fatalf("after the idle timeout: %q, %v; want the other endpoint than %q", got, err, first)
 	}
-	// Different clients spread.
+	// Different clients spread. Each socket stays open until the test ends:
+	// a closed one's port could come back to the next client, which would
+	// then be the same flow to the proxy.
 	counts := map[string]int{}
 	for range 10 {
 		uc, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(proxyAddr(sp)))
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { uc.Close() })
 		got, err := udpAsk(uc, "q")
-		uc.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 )
 
 func main() {
+	cli.SetStartupHeapFloor()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	if err := cli.NewRootCommand(streams).Execute(); err != nil {
 		if cli.ExitCode(err) != cli.ExitChanges {

@@ -114,6 +114,7 @@ func (o *ProxyOptions) Validate() error {
 
 // Run runs the proxy until SIGTERM or SIGINT.
 func (o *ProxyOptions) Run(ctx context.Context) error {
+	endHeapFloor() // a long-running command: Go's default pacing
 	ctx, stop := withInterrupt(ctx)
 	defer stop()
 	o.log = o.logger()

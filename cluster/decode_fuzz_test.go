@@ -128,6 +128,14 @@ var onePassCases = []string{
 	`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"},"spec":{"ports":[{"port":"80"}]}}`,
 	`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}},{"kind":"Service","metadata":{"name":"b"}}]}`,
 	`{"apiVersion":"v1","kind":"ServiceList","items":[{"metadata":{"name":"a"}}]}`,
+	// Sorted members, as kubectl writes an EndpointSlice: addressType first.
+	`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","endpoints":[{"addresses":["10.0.0.1"],"targetRef":{"kind":"Pod","name":"p"}}],"kind":"EndpointSlice","metadata":{"name":"s","namespace":"n","labels":{"kubernetes.io/service-name":"a"}},"ports":[{"port":80}]}`,
+	`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1beta1","kind":"EndpointSlice","metadata":{"name":"s"}}`,
+	`{"addressType":"IPv4","apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}`,
+	`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","metadata":{"name":"s"}}`,
+	`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","kind":"EndpointSlice","metadata":{"name":"s"}}`,
+	`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","kind":"EndpointSl\u0069ce","metadata":{"name":"s"},"ports":[{"port":"80"}]}`,
+	`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s"},"spec":{}}`,
 }
 
 func TestOnePassMatchesLongWay(t *testing.T) {
@@ -138,4 +146,29 @@ func TestOnePassMatchesLongWay(t *testing.T) {
 	}
 	checkOnePass(t, []byte(kubectlList))
 	checkOnePass(t, []byte(buildFixture))
+}
+
+// TestExamineTypedSortedEndpointSlice: an EndpointSlice written with its
+// members sorted (addressType first) is decoded in one pass; objects that
+// only start like one are left to the long way.
+func TestExamineTypedSortedEndpointSlice(t *testing.T) {
+	for _, tc := range []struct {
+		raw     string
+		want    bool
+		refused string
+	}{
+		{onePassCases[len(onePassCases)-7], true, ""},
+		{`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1beta1","kind":"EndpointSlice","metadata":{"name":"s"}}`, false, ""},
+		{`{"addressType":"IPv4","apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}`, false, ""},
+		{`{"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s"},"spec":{}}`, false, "EndpointSlice"},
+		{`{"metadata":{"name":"s"},"addressType":"IPv4","apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice"}`, false, ""},
+	} {
+		it, ok, refused := examineTyped(location{file: "f"}, []byte(tc.raw))
+		if ok != tc.want || refused != tc.refused {
+			t.Errorf("%s: ok %v, refused %q; want %v, %q", tc.raw, ok, refused, tc.want, tc.refused)
+		}
+		if ok && (it.obj == nil || it.h.name != "s" || it.h.kind != "EndpointSlice") {
+			t.Errorf("%s: decoded %+v", tc.raw, it)
+		}
+	}
 }

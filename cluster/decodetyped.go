@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -20,17 +21,26 @@ import (
 // each name), and the object's metadata holds the namespace and name the
 // header would have read; the object is the one decodeObject would have
 // made. FuzzDecode holds both ways to the same snapshot and warnings.
+//
+// An object whose first member is addressType, as kubectl writes an
+// EndpointSlice, is tried as one (sortedEndpointSlice).
 func examineTyped(loc location, raw []byte) (it item, ok bool, refused string) {
+	var obj any
 	h, ok := leadingType(raw)
-	if !ok {
+	switch {
+	case ok:
+		if class, _ := classify(h); class != itemObject {
+			return item{}, false, ""
+		}
+		if obj, ok = unmarshalV2(h.kind, raw); !ok {
+			return item{}, false, h.kind
+		}
+	case firstKey(raw) == "addressType":
+		if obj, h, ok = sortedEndpointSlice(raw); !ok {
+			return item{}, false, h.kind
+		}
+	default:
 		return item{}, false, ""
-	}
-	if class, _ := classify(h); class != itemObject {
-		return item{}, false, ""
-	}
-	obj, ok := unmarshalV2(h.kind, raw)
-	if !ok {
-		return item{}, false, h.kind
 	}
 	meta := obj.(metav1.Object) // every kind newObject makes is one
 	h.namespace, h.name = meta.GetNamespace(), meta.GetName()
@@ -74,4 +84,40 @@ func leadingType(raw []byte) (h header, ok bool) {
 		}
 	}
 	return h, h.apiVersion != "" && h.kind != ""
+}
+
+// sortedEndpointSlice decodes raw as an EndpointSlice, for an object whose
+// first member is addressType: kubectl, like encoding/json, writes an
+// object's members sorted by name, and an EndpointSlice's addressType
+// sorts before its apiVersion, and its kind after its endpoints, most of
+// the object. The object is one only if v2 decodes it as one (every
+// member is an EndpointSlice's, none twice) and its own apiVersion and
+// kind then say so; for anything else ok is false, and the long way
+// reads it. refused (h.kind) is EndpointSlice where v2 could not decode
+// raw as one.
+func sortedEndpointSlice(raw []byte) (obj any, h header, ok bool) {
+	obj, ok = unmarshalV2(endpointSliceType.Kind, raw)
+	if !ok {
+		return nil, header{kind: endpointSliceType.Kind}, false
+	}
+	tm := obj.(*discoveryv1.EndpointSlice).TypeMeta
+	h = header{apiVersion: tm.APIVersion, kind: tm.Kind}
+	if tm != endpointSliceType {
+		return nil, header{}, false
+	}
+	return obj, h, true
+}
+
+// firstKey is the name of the first member of the object raw, or "" where
+// raw does not start as an object with a plain string key.
+func firstKey(raw []byte) string {
+	i := jsonSkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return ""
+	}
+	key, _, ok := jsonKey(raw, jsonSkipSpace(raw, i+1))
+	if !ok {
+		return ""
+	}
+	return key
 }

@@ -42,6 +42,9 @@ var yamlCases = append(longKeyCases(), []string{
 	// Broken.
 	"a : b\n", "a: x\u2028b: y\n", "a: x\u0085b: y\n", "- a\n-  b\n", "\x18: x\n",
 	"a: [1, 2\n", "a: b: c\n", "\ta: 1\n", "a:\n- b\n c\n", "'unclosed\n",
+	// One indicator each that the block path leaves to the general parser.
+	"a: x # comment\n", "# top\na: b\n", "a: &x b\nc: *x\n", "a: !foo x\n", "a: |\n  x\n",
+	"a: >\n  x\n", "a: `x`\n", "a: %x\n", "a: @x\n", "a: x\r\n", "a: x\tb\n",
 }...)
 
 // sameJSON reports whether two JSON texts hold the same value.

@@ -16,25 +16,34 @@ type blockLine struct {
 
 // blockLines cuts doc into its lines that are not blank, after checking
 // that it is printable and that no line holds what the block path leaves
-// to the general parser. The lines are views of doc, not copies (a copy
+// to the general parser (blockText). The lines are views of doc, not copies (a copy
 // of each line was a third of converting a large List). They live only
 // in convertBlock: what is kept is written into its output, and the only
 // error is errSlowPath.
 func blockLines(doc []byte) ([]blockLine, error) {
-	if !printable(doc) {
+	if !blockText(doc) {
 		return nil, errSlowPath
 	}
 	lines := make([]blockLine, 0, bytes.Count(doc, []byte("\n"))+1)
 	text := unsafe.String(unsafe.SliceData(doc), len(doc))
-	for l := range strings.Lines(text) {
-		s := strings.TrimSuffix(l, "\n")
-		if strings.TrimLeft(s, " ") == "" {
-			continue
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
 		}
-		if strings.ContainsAny(s, "\t\r#&*!|>`%@") {
-			return nil, errSlowPath
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
 		}
-		lines = append(lines, blockLine{indent: len(s) - len(strings.TrimLeft(s, " ")), text: strings.TrimRight(strings.TrimLeft(s, " "), " ")})
+		end := len(line)
+		for end > indent && line[end-1] == ' ' {
+			end--
+		}
+		if end > indent {
+			lines = append(lines, blockLine{indent: indent, text: line[indent:end]})
+		}
 	}
 	if len(lines) == 0 {
 		return nil, errSlowPath
@@ -42,18 +51,20 @@ func blockLines(doc []byte) ([]blockLine, error) {
 	return lines, nil
 }
 
-// printable reports whether doc holds only what YAML allows in a stream
-// (its c-printable set) besides tabs and carriage returns, and no line
-// break but "\n": the block path leaves the rest to the general parser.
-func printable(doc []byte) bool {
+// blockText reports, in one pass, whether doc holds only what YAML allows
+// in a stream (its c-printable set) and no line break but "\n", and none
+// of the characters the block path leaves to the general parser: tabs,
+// carriage returns, and the indicators of comments, anchors, aliases,
+// tags, block scalars and reserved words. Checking the whole document is
+// checking every line: a blank line holds only spaces.
+func blockText(doc []byte) bool {
 	for i := 0; i < len(doc); {
-		c := doc[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n') || c == 0x7f {
-				return false
-			}
+		switch blockByte[doc[i]] {
+		case blockPlain:
 			i++
 			continue
+		case blockRefused:
+			return false
 		}
 		r, n := utf8.DecodeRune(doc[i:])
 		switch {
@@ -65,3 +76,23 @@ func printable(doc []byte) bool {
 	}
 	return true
 }
+
+// The classes of blockByte.
+const (
+	blockPlain   = iota // taken as it is
+	blockRefused        // errSlowPath
+	blockRune           // the first byte of a multi-byte character
+)
+
+// blockByte classes each byte for blockText.
+var blockByte = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = blockRune
+		case c < 0x20 && c != '\n', c == 0x7f, strings.IndexByte("#&*!|>`%@", byte(c)) >= 0:
+			t[c] = blockRefused
+		}
+	}
+	return t
+}()

@@ -168,18 +168,18 @@ func (d *decoder) warn(loc location, format string, args ...any) {
 }
 
 func (d *decoder) decodeDocument(loc location, doc document) error {
-	raw := doc.data
+	raw, fields := doc.data, doc.fields
 	if !doc.json {
 		var err error
-		if raw, err = yamlToJSON(doc.data, doc.line); err != nil {
+		if raw, fields, err = yamlToJSONFields(doc.data, doc.line); err != nil {
 			return loc.wrap(err)
 		}
 	}
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil // "---" followed by nothing, or "~"
 	}
-	if doc.fields != nil {
-		return d.accept(examineFields(loc, raw, doc.fields, "", d.reading, ""), 0)
+	if fields != nil {
+		return d.accept(examineFields(loc, raw, fields, "", d.reading, ""), 0)
 	}
 	return d.decodeValue(loc, raw, 0)
 }

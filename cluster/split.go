@@ -251,18 +251,25 @@ var yamlLineRE = regexp.MustCompile(`\bline (\d+)`)
 // the line numbers in errors count from the start of the file. The YAML
 // parser is third-party code fed untrusted input; a panic in it becomes an
 // error.
-func yamlToJSON(doc []byte, startLine int) (out []byte, err error) {
+func yamlToJSON(doc []byte, startLine int) ([]byte, error) {
+	out, _, err := yamlToJSONFields(doc, startLine)
+	return out, err
+}
+
+// yamlToJSONFields is yamlToJSON, with the document's members where the
+// block path cut a List's items (blockFields).
+func yamlToJSONFields(doc []byte, startLine int) (out []byte, fields jsonFields, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("YAML parser failed: %v", r)
+			out, fields, err = nil, nil, fmt.Errorf("YAML parser failed: %v", r)
 		}
 	}()
-	if out, err = fastYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
-		return out, err
+	if out, fields, err = fastYAMLToJSONFields(doc); err == nil || errors.Is(err, errChangedWhileRead) {
+		return out, fields, err
 	}
 	out, err = yaml.YAMLToJSONStrict(doc)
 	if err == nil {
-		return out, nil
+		return out, nil, nil
 	}
 	lines := strings.Split(err.Error(), "\n")
 	for i := range lines {
@@ -275,5 +282,5 @@ func yamlToJSON(doc []byte, startLine int) (out []byte, err error) {
 		}
 		return "line " + strconv.Itoa(n+startLine-1)
 	})
-	return nil, errors.New(msg)
+	return nil, nil, errors.New(msg)
 }

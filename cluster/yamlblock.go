@@ -19,11 +19,17 @@ func blockYAMLToJSON(doc []byte) ([]byte, error) {
 // convertBlock is blockYAMLToJSON; parallel lets a long sequence's items
 // be converted on every CPU.
 func convertBlock(doc []byte, parallel bool) ([]byte, error) {
+	return convertBlockRecording(doc, parallel, nil)
+}
+
+// convertBlockRecording is convertBlock; where members is not nil, it
+// records there the members of the document's mapping (see blockMember).
+func convertBlockRecording(doc []byte, parallel bool, members *[]blockMember) ([]byte, error) {
 	lines, err := blockLines(doc)
 	if err != nil {
 		return nil, err
 	}
-	p := &blockParser{lines: lines, top: parallel}
+	p := &blockParser{lines: lines, top: parallel, members: members}
 	// The JSON of a block YAML document is up to about 1.5 times as long
 	// (quotes and commas for indentation). Twice the length is never
 	// regrown, and the part that is not written is never touched.
@@ -38,6 +44,15 @@ type blockParser struct {
 	lines []blockLine
 	pos   int
 	top   bool // the document's parser, not one of an item's
+	// members, where not nil, receives the members of the next mapping
+	// parsed: the document's own (see blockMember).
+	members *[]blockMember
+	// With wantItems, items receives the spans of the items of a sequence
+	// converted in parallel whose "[" is written at itemsAt: the value of
+	// the document's items member.
+	wantItems bool
+	itemsAt   int
+	items     [][2]int
 }
 
 // node parses the mapping or sequence whose lines start at column indent.
@@ -129,6 +144,7 @@ func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end
 			errs[k] = errSlowPath
 		}
 	})
+	record := p.wantItems && p.itemsAt == len(out)
 	out = append(out, '[')
 	for k, part := range parts {
 		if errs[k] != nil {
@@ -137,7 +153,11 @@ func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end
 		if k > 0 {
 			out = append(out, ',')
 		}
+		start := len(out)
 		out = append(out, part...)
+		if record {
+			p.items = append(p.items, [2]int{start, len(out)})
+		}
 	}
 	p.pos = end
 	return append(out, ']'), nil
@@ -149,6 +169,8 @@ func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end
 // level touched fresh memory.
 func (p *blockParser) mapping(out []byte, indent int) ([]byte, error) {
 	out = append(out, '{')
+	members := p.members
+	p.members = nil // the mappings within are not the document's
 	var keys blockKeys
 	for p.pos < len(p.lines) && p.lines[p.pos].indent == indent && !strings.HasPrefix(p.lines[p.pos].text, "- ") {
 		key, rest, ok := splitKey(p.lines[p.pos].text)
@@ -160,25 +182,75 @@ func (p *blockParser) mapping(out []byte, indent int) ([]byte, error) {
 		}
 		out = append(appendString(out, key), ':')
 		p.pos++
-		var err error
-		switch {
-		case rest != "":
-			out, err = blockScalar(out, rest)
-		case p.pos < len(p.lines) && p.lines[p.pos].indent > indent:
-			out, err = p.node(out, p.lines[p.pos].indent)
-		case p.pos < len(p.lines) && p.lines[p.pos].indent == indent && strings.HasPrefix(p.lines[p.pos].text, "- "):
-			out, err = p.sequence(out, indent)
-		default:
-			out = append(out, "null"...)
+		start := len(out)
+		if members != nil && key == listItemsKey {
+			p.wantItems, p.itemsAt, p.items = true, start, nil
 		}
-		if err != nil {
+		var err error
+		if out, err = p.value(out, indent, rest); err != nil {
 			return nil, err
+		}
+		if members != nil {
+			m := blockMember{key: key, start: start, end: len(out)}
+			if key == listItemsKey {
+				m.items, m.cut = p.items, p.items != nil
+				p.wantItems, p.items = false, nil
+			}
+			*members = append(*members, m)
 		}
 	}
 	if keys.n == 0 {
 		return nil, errSlowPath
 	}
 	return append(out, '}'), nil
+}
+
+// value converts the value of the key whose line was just read, rest
+// being what followed its colon.
+func (p *blockParser) value(out []byte, indent int, rest string) ([]byte, error) {
+	switch {
+	case rest != "":
+		return blockScalar(out, rest)
+	case p.pos < len(p.lines) && p.lines[p.pos].indent > indent:
+		return p.node(out, p.lines[p.pos].indent)
+	case p.pos < len(p.lines) && p.lines[p.pos].indent == indent && strings.HasPrefix(p.lines[p.pos].text, "- "):
+		return p.sequence(out, indent)
+	}
+	return append(out, "null"...), nil
+}
+
+// blockMember is one member of a document's mapping as the block path
+// wrote it: its value is out[start:end]. For the items of a List
+// converted in parallel (cut), items holds each item's span, so that the
+// decoder need not scan the document's JSON again to find them.
+type blockMember struct {
+	key        string
+	start, end int
+	items      [][2]int
+	cut        bool
+}
+
+// blockFields converts doc as blockYAMLToJSON does, and returns, where it
+// converted a List's items in parallel, the members of the document's
+// mapping as jsonObjectFields reads them from its JSON, items cut; the
+// fields are nil otherwise.
+func blockFields(doc []byte) ([]byte, jsonFields, error) {
+	var members []blockMember
+	out, err := convertBlockRecording(doc, true, &members)
+	if err != nil || !slices.ContainsFunc(members, func(m blockMember) bool { return m.cut }) {
+		return out, nil, err
+	}
+	fields := make(jsonFields, len(members))
+	for i, m := range members {
+		fields[i] = jsonField{key: m.key, at: m.start, val: out[m.start:m.end:m.end], cut: m.cut}
+		if m.cut {
+			fields[i].items = make([][]byte, len(m.items))
+			for j, span := range m.items {
+				fields[i].items[j] = out[span[0]:span[1]:span[1]]
+			}
+		}
+	}
+	return out, fields, nil
 }
 
 // blockKeys are the keys of one mapping: held inline while there are

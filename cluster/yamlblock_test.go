@@ -39,3 +39,58 @@ func TestBlockYAMLParallelItems(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockFieldsAreTheScanners: where the block path cuts a List's items
+// as it converts them, its members are the ones jsonObjectFields reads
+// from its JSON, items cut alike; a List converted line by line, or whose
+// long sequence is not its items, has none.
+func TestBlockFieldsAreTheScanners(t *testing.T) {
+	items := func(n int, key string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "apiVersion: v1\n%s:\n", key)
+		for i := range n {
+			fmt.Fprintf(&b, "- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s%d\n", i)
+		}
+		b.WriteString("kind: List\nmetadata:\n  resourceVersion: \"1\"\n")
+		return b.String()
+	}
+	nested := "apiVersion: v1\nitems:\n  inner:\n" + strings.Repeat("  - a\n", 2*minPerWorker) + "kind: List\n"
+	for name, tc := range map[string]struct {
+		doc  string
+		want bool // fields expected
+	}{
+		"a long List":                  {items(3*minPerWorker, "items"), true},
+		"a short List":                 {items(minPerWorker-1, "items"), false},
+		"a long sequence not items":    {items(3*minPerWorker, "other"), false},
+		"a long sequence within items": {nested, false},
+	} {
+		out, fields, err := blockFields([]byte(tc.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if (fields != nil) != tc.want {
+			t.Errorf("%s: fields %v, want them: %v", name, fields != nil, tc.want)
+			continue
+		}
+		if fields == nil {
+			continue
+		}
+		want, ok := jsonObjectFields(out)
+		if !ok || len(fields) != len(want) {
+			t.Fatalf("%s: %d fields; the scanner reads %d (%v)", name, len(fields), len(want), ok)
+		}
+		for i, f := range fields {
+			w := want[i]
+			if f.key != w.key || f.at != w.at || !bytes.Equal(f.val, w.val) || f.cut != w.cut || len(f.items) != len(w.items) {
+				t.Errorf("%s: member %d is %q at %d (cut %v, %d items); the scanner's %q at %d (cut %v, %d items)",
+					name, i, f.key, f.at, f.cut, len(f.items), w.key, w.at, w.cut, len(w.items))
+				continue
+			}
+			for j := range f.items {
+				if !bytes.Equal(f.items[j], w.items[j]) {
+					t.Errorf("%s: %s[%d] = %.60q, the scanner's %.60q", name, f.key, j, f.items[j], w.items[j])
+				}
+			}
+		}
+	}
+}

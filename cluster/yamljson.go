@@ -29,12 +29,19 @@ var errSlowPath = errors.New("yaml: not on the fast path")
 // error of its own (but errChangedWhileRead, from a mapped file that
 // shrank while read) and never gives a document another meaning.
 // Mapping keys come out sorted, as encoding/json writes a map.
-func fastYAMLToJSON(doc []byte) (out []byte, err error) {
-	if out, err := blockYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
-		return out, err
+func fastYAMLToJSON(doc []byte) ([]byte, error) {
+	out, _, err := fastYAMLToJSONFields(doc)
+	return out, err
+}
+
+// fastYAMLToJSONFields is fastYAMLToJSON, with the document's members
+// where the block path cut a List's items (blockFields).
+func fastYAMLToJSONFields(doc []byte) (out []byte, fields jsonFields, err error) {
+	if out, fields, err := blockFields(doc); err == nil || errors.Is(err, errChangedWhileRead) {
+		return out, fields, err
 	}
 	if bytes.IndexByte(doc, '!') >= 0 && hasTag(doc) {
-		return nil, errSlowPath
+		return nil, nil, errSlowPath
 	}
 	defer func() {
 		if recover() != nil {
@@ -43,10 +50,10 @@ func fastYAMLToJSON(doc []byte) (out []byte, err error) {
 	}()
 	var root yamlv3.Node
 	if yamlv3.Unmarshal(doc, &root) != nil || root.Kind != yamlv3.DocumentNode || len(root.Content) != 1 {
-		return nil, errSlowPath
+		return nil, nil, errSlowPath
 	}
-	out = make([]byte, 0, len(doc))
-	return appendJSON(out, root.Content[0])
+	out, err = appendJSON(make([]byte, 0, len(doc)), root.Content[0])
+	return out, nil, err
 }
 
 // hasTag reports whether doc may hold a tag: a "!" at the start of a

@@ -27,9 +27,11 @@ func TestFastYAMLToJSONTakesKubectlOutput(t *testing.T) {
 }
 
 // TestDecodeYAMLEqualsJSON: a snapshot reads the same from YAML as from
-// JSON, in one document or several, with anchors and aliases.
+// JSON, in one document or several, with anchors and aliases. Its List
+// is long enough for the block path to convert and cut its items in
+// parallel.
 func TestDecodeYAMLEqualsJSON(t *testing.T) {
-	snap := synthetic.Snapshot(30)
+	snap := synthetic.Snapshot(40)
 	var y, j bytes.Buffer
 	if err := snap.WriteYAML(&y); err != nil {
 		t.Fatal(err)

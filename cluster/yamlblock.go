@@ -44,8 +44,8 @@ type blockParser struct {
 	lines []blockLine
 	pos   int
 	top   bool // the document's parser, not one of an item's
-	// members, where not nil, receives the members of the next mapping
-	// parsed: the document's own (see blockMember).
+	// members, where not nil, receives the members of the document's
+	// mapping (see blockMember); a document that is a sequence has none.
 	members *[]blockMember
 	// With wantItems, items receives the spans of the items of a sequence
 	// converted in parallel whose "[" is written at itemsAt: the value of
@@ -61,6 +61,7 @@ func (p *blockParser) node(out []byte, indent int) ([]byte, error) {
 		return nil, errSlowPath
 	}
 	if t := p.lines[p.pos].text; t == "-" || strings.HasPrefix(t, "- ") {
+		p.members = nil // an item's mapping is not the document's
 		return p.sequence(out, indent)
 	}
 	return p.mapping(out, indent)

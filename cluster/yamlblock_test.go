@@ -55,6 +55,13 @@ func TestBlockFieldsAreTheScanners(t *testing.T) {
 		return b.String()
 	}
 	nested := "apiVersion: v1\nitems:\n  inner:\n" + strings.Repeat("  - a\n", 2*minPerWorker) + "kind: List\n"
+	// A sequence whose first item is a long List: the document is not one.
+	var inSequence strings.Builder
+	inSequence.WriteString("- apiVersion: v1\n  items:\n")
+	for i := range 2 * minPerWorker {
+		fmt.Fprintf(&inSequence, "  - apiVersion: v1\n    kind: Node\n    metadata:\n      name: n%d\n", i)
+	}
+	inSequence.WriteString("  kind: List\n")
 	for name, tc := range map[string]struct {
 		doc  string
 		want bool // fields expected
@@ -63,6 +70,7 @@ func TestBlockFieldsAreTheScanners(t *testing.T) {
 		"a short List":                 {items(minPerWorker-1, "items"), false},
 		"a long sequence not items":    {items(3*minPerWorker, "other"), false},
 		"a long sequence within items": {nested, false},
+		"a List as a sequence's item":  {inSequence.String(), false},
 	} {
 		out, fields, err := blockFields([]byte(tc.doc))
 		if err != nil {
@@ -92,5 +100,20 @@ func TestBlockFieldsAreTheScanners(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDecodeSequenceOfALongList: a YAML document that is a sequence is not
+// a Kubernetes object, however long the List that is its first item.
+func TestDecodeSequenceOfALongList(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("- apiVersion: v1\n  items:\n")
+	for i := range 2 * minPerWorker {
+		fmt.Fprintf(&b, "  - apiVersion: v1\n    kind: Node\n    metadata:\n      name: n%d\n", i)
+	}
+	b.WriteString("  kind: List\n")
+	snap, err := Decode("seq.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "not a Kubernetes object") {
+		t.Errorf("decoded %d Nodes, error %v; want not a Kubernetes object", len(snap.Nodes), err)
 	}
 }

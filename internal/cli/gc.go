@@ -5,7 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 )
 
 // The garbage collector's settings, process by process. GOGC or
@@ -21,8 +21,8 @@ import (
 // startupHeapFloor, then Go's default pacing. A 1k run never collects; a
 // 10k run, whose live heap is larger than the floor, peaks where it did.
 //
-// A long-running command (apply --watch, proxy) ends the floor when it
-// starts; watch mode then collects at daemonGCPercent.
+// A long-running command ends the floor when it starts: apply --watch
+// then collects at daemonGCPercent, proxy as Go does by default.
 
 // startupHeapFloor is how far the heap may grow before the first
 // collection.
@@ -38,8 +38,17 @@ const daemonGCPercent = 50
 // defaultGCPercent is Go's GOGC.
 const defaultGCPercent = 100
 
-// heapFloor is set while the startup floor holds.
-var heapFloor atomic.Bool
+// gcMu orders the changes to the collector's settings: the floor's end
+// may come from its cleanup's goroutine while watch mode sets its own.
+var gcMu sync.Mutex
+
+// heapFloor is set while the startup floor holds; floorGen counts the
+// floors set, so that the cleanup of an earlier one (in tests, which set
+// several) cannot end a later one.
+var (
+	heapFloor bool
+	floorGen  uint64
+)
 
 // SetStartupHeapFloor turns the collector off until the Go runtime holds
 // startupHeapFloor bytes; at the first collection the default pacing takes
@@ -49,29 +58,63 @@ func SetStartupHeapFloor() {
 }
 
 func setHeapFloor(bytes int64) {
-	if gcSetByEnvironment() || !heapFloor.CompareAndSwap(false, true) {
+	if gcSetByEnvironment() {
 		return
 	}
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	if heapFloor {
+		return
+	}
+	heapFloor = true
+	floorGen++
 	debug.SetGCPercent(-1)
+	// The limit counts all the memory the runtime holds (heap, stacks,
+	// its own), not a mapped snapshot file.
 	debug.SetMemoryLimit(bytes)
 	// The object is garbage at once: its cleanup runs after the first
 	// collection, which the memory limit triggers.
-	runtime.AddCleanup(new([64]byte), func(struct{}) { endHeapFloor() }, struct{}{})
+	runtime.AddCleanup(new([64]byte), endHeapFloorGen, floorGen)
+}
+
+// endHeapFloorGen ends the floor of generation gen, if it still holds.
+func endHeapFloorGen(gen uint64) {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	if gen == floorGen {
+		endHeapFloorLocked()
+	}
 }
 
 // endHeapFloor returns the collector to Go's default pacing, if the floor
 // still holds.
 func endHeapFloor() {
-	if heapFloor.CompareAndSwap(true, false) {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	endHeapFloorLocked()
+}
+
+func endHeapFloorLocked() {
+	if heapFloor {
+		heapFloor = false
 		debug.SetGCPercent(defaultGCPercent)
 		debug.SetMemoryLimit(math.MaxInt64)
 	}
 }
 
+// floorHolds reports whether the startup floor holds.
+func floorHolds() bool {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	return heapFloor
+}
+
 // tuneDaemonGC ends the startup floor and sets daemonGCPercent, unless
 // GOGC in the environment says otherwise.
 func tuneDaemonGC() {
-	endHeapFloor()
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	endHeapFloorLocked()
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(daemonGCPercent)
 	}

@@ -22,8 +22,8 @@ func TestHeapFloor(t *testing.T) {
 	floor := runtimeBytes() + 48<<20
 	gcs := numGC()
 	setHeapFloor(floor)
-	if !heapFloor.Load() || gcPercent() != -1 || debug.SetMemoryLimit(-1) != floor {
-		t.Fatalf("floor set: holding %v, GOGC %d, limit %d; want true, off, %d", heapFloor.Load(), gcPercent(), debug.SetMemoryLimit(-1), floor)
+	if !floorHolds() || gcPercent() != -1 || debug.SetMemoryLimit(-1) != floor {
+		t.Fatalf("floor set: holding %v, GOGC %d, limit %d; want true, off, %d", floorHolds(), gcPercent(), debug.SetMemoryLimit(-1), floor)
 	}
 	var keep [][]byte
 	for range 16 { // 16 MiB, well under the floor
@@ -33,7 +33,7 @@ func TestHeapFloor(t *testing.T) {
 		t.Errorf("%d collections below the floor, want none", n-gcs)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for heapFloor.Load() && time.Now().Before(deadline) {
+	for floorHolds() && time.Now().Before(deadline) {
 		keep = append(keep, make([]byte, 1<<20))
 		if len(keep) > 32 {
 			keep = keep[1:]
@@ -41,7 +41,7 @@ func TestHeapFloor(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	runtime.KeepAlive(keep)
-	if heapFloor.Load() {
+	if floorHolds() {
 		t.Fatal("the floor still holds 10 s after the heap passed it")
 	}
 	if numGC() == gcs || gcPercent() != defaultGCPercent || debug.SetMemoryLimit(-1) != math.MaxInt64 {
@@ -57,8 +57,8 @@ func TestDaemonEndsHeapFloor(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(defaultGCPercent) })
 	setHeapFloor(1 << 40)
 	tuneDaemonGC()
-	if heapFloor.Load() || gcPercent() != daemonGCPercent || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		t.Errorf("watch mode: floor %v, GOGC %d, limit %d; want false, %d, none", heapFloor.Load(), gcPercent(), debug.SetMemoryLimit(-1), daemonGCPercent)
+	if floorHolds() || gcPercent() != daemonGCPercent || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("watch mode: floor %v, GOGC %d, limit %d; want false, %d, none", floorHolds(), gcPercent(), debug.SetMemoryLimit(-1), daemonGCPercent)
 	}
 }
 
@@ -88,4 +88,25 @@ func runtimeBytes() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.Sys - ms.HeapReleased)
+}
+
+// TestStaleCleanupKeepsTheFloor: the cleanup of an ended floor does not
+// end the next one.
+func TestStaleCleanupKeepsTheFloor(t *testing.T) {
+	unsetEnv(t, "GOGC")
+	unsetEnv(t, "GOMEMLIMIT")
+	t.Cleanup(func() {
+		endHeapFloor()
+		debug.SetGCPercent(defaultGCPercent)
+	})
+	setHeapFloor(1 << 40)
+	gcMu.Lock()
+	stale := floorGen
+	gcMu.Unlock()
+	endHeapFloor()
+	setHeapFloor(1 << 40)
+	endHeapFloorGen(stale)
+	if !floorHolds() || gcPercent() != -1 {
+		t.Errorf("after an earlier floor's cleanup: floor %v, GOGC %d; want it held, off", floorHolds(), gcPercent())
+	}
 }

@@ -58,7 +58,7 @@ type item struct {
 func examine(loc location, raw []byte, itemKind string, r reading) item {
 	var refused string // the kind v2 could not decode raw as, if any
 	if !r.longWay {
-		it, ok, kind := examineTyped(loc, raw)
+		it, ok, kind := examineTyped(loc, raw, itemKind == "")
 		if ok {
 			return it
 		}
@@ -213,11 +213,12 @@ var v2Options = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.Wit
 // The capacity is the number of "addresses" names in the rest of the
 // object, which every endpoint has: a vectorized search, where walking the
 // list item by item cost about a third as much as v2's decoding of it.
-// Where a string holds the name too, the list is a little too large; the
-// count is capped at the API's most endpoints in a slice, and each
-// counted name (11 bytes) allocates 96, less than the 3 bytes of an empty
-// endpoint that v2 decodes, so a hostile file cannot make it allocate
-// more than reading a file of its size does.
+// Where a string holds the name too, the list is a little too large. The
+// count is capped at the API's most endpoints in a slice (a list of 96 KB
+// at most), and each counted name, 11 bytes of input, reserves 96 bytes:
+// an empty endpoint, "{}," (3 bytes), makes v2 allocate as much. So a
+// hostile file cannot make it allocate more than reading a file of its
+// size does.
 func presizeEndpoints(dec *jsontext.Decoder, v *[]discoveryv1.Endpoint) error {
 	if dec.PeekKind() != '[' {
 		return errors.ErrUnsupported
@@ -283,7 +284,9 @@ func unmarshalV1(kind string, raw []byte) (obj any, strictErrs []error, err erro
 func decodeObject(loc location, h header, raw []byte, v2Refused bool) (obj any, warnings []string, err error) {
 	var strictErrs []error
 	if v2Refused {
-		// examineTyped tried v2 on these very bytes as this kind.
+		// examineTyped tried v2 on this object as this kind (on its bytes
+		// before a typed List's item type was added to them, which v2
+		// refuses as well).
 		obj, strictErrs, err = unmarshalV1(h.kind, raw)
 	} else {
 		obj, strictErrs, err = unmarshalStrict(h.kind, raw)

@@ -23,8 +23,9 @@ import (
 // made. FuzzDecode holds both ways to the same snapshot and warnings.
 //
 // An object whose first member is addressType, as kubectl writes an
-// EndpointSlice, is tried as one (sortedEndpointSlice).
-func examineTyped(loc location, raw []byte) (it item, ok bool, refused string) {
+// EndpointSlice, is tried as one (sortedEndpointSlice) where guess is
+// set: not for the items of a typed List, which carry no kind.
+func examineTyped(loc location, raw []byte, guess bool) (it item, ok bool, refused string) {
 	var obj any
 	h, ok := leadingType(raw)
 	switch {
@@ -35,7 +36,7 @@ func examineTyped(loc location, raw []byte) (it item, ok bool, refused string) {
 		if obj, ok = unmarshalV2(h.kind, raw); !ok {
 			return item{}, false, h.kind
 		}
-	case firstKey(raw) == "addressType":
+	case guess && firstKey(raw) == "addressType":
 		if obj, h, ok = sortedEndpointSlice(raw); !ok {
 			return item{}, false, h.kind
 		}

@@ -51,9 +51,9 @@ func (b *builder) readSlice(slice *discoveryv1.EndpointSlice, f nodetable.Family
 		if !ok {
 			continue
 		}
-		// The last port takes the endpoints themselves, the others a copy:
-		// most slices have one port, and at 10k Services the copy was
-		// about a tenth of building the node's tables.
+		// The slice's last port entry takes the endpoints themselves, the
+		// others a copy: most slices have one port, and at 10k Services
+		// the copy was about a tenth of building the node's tables.
 		eps := endpoints
 		if i < len(slice.Ports)-1 {
 			eps = slices.Clone(endpoints)

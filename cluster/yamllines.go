@@ -16,10 +16,10 @@ type blockLine struct {
 
 // blockLines cuts doc into its lines that are not blank, after checking
 // that it is printable and that no line holds what the block path leaves
-// to the general parser (blockText). The lines are views of doc, not copies (a copy
-// of each line was a third of converting a large List). They live only
-// in convertBlock: what is kept is written into its output, and the only
-// error is errSlowPath.
+// to the general parser (blockText). The lines are views of doc, not
+// copies (a copy of each line was a third of converting a large List).
+// They live only in convertBlock: what is kept is written into its
+// output, and the only error is errSlowPath.
 func blockLines(doc []byte) ([]blockLine, error) {
 	if !blockText(doc) {
 		return nil, errSlowPath
@@ -55,8 +55,9 @@ func blockLines(doc []byte) ([]blockLine, error) {
 // in a stream (its c-printable set) and no line break but "\n", and none
 // of the characters the block path leaves to the general parser: tabs,
 // carriage returns, and the indicators of comments, anchors, aliases,
-// tags, block scalars and reserved words. Checking the whole document is
-// checking every line: a blank line holds only spaces.
+// tags, block scalars and directives, and the reserved ones (` and @).
+// Checking the whole document is checking every line: a blank line holds
+// only spaces.
 func blockText(doc []byte) bool {
 	for i := 0; i < len(doc); {
 		switch blockByte[doc[i]] {

@@ -8,8 +8,9 @@ import (
 	"sync"
 )
 
-// The garbage collector's settings, process by process. GOGC or
-// GOMEMLIMIT in the environment overrides all of them.
+// The garbage collector's settings, process by process. GOGC in the
+// environment overrides all of them; GOMEMLIMIT turns the startup floor
+// off.
 //
 // A one-shot command (render, plan, apply, trace) lives for well under a
 // second at 1k Services and allocates a few tens of megabytes. Go's default

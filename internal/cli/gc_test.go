@@ -12,12 +12,7 @@ import (
 // TestHeapFloor: with the floor set, allocating less than it collects
 // nothing; reaching it collects, and then Go's default pacing is back.
 func TestHeapFloor(t *testing.T) {
-	unsetEnv(t, "GOGC")
-	unsetEnv(t, "GOMEMLIMIT")
-	t.Cleanup(func() {
-		endHeapFloor()
-		debug.SetGCPercent(defaultGCPercent)
-	})
+	isolateGC(t)
 	runtime.GC()
 	floor := runtimeBytes() + 48<<20
 	gcs := numGC()
@@ -52,14 +47,24 @@ func TestHeapFloor(t *testing.T) {
 // TestDaemonEndsHeapFloor: a long-running command collects at its own
 // pace from the start.
 func TestDaemonEndsHeapFloor(t *testing.T) {
-	unsetEnv(t, "GOGC")
-	unsetEnv(t, "GOMEMLIMIT")
-	t.Cleanup(func() { debug.SetGCPercent(defaultGCPercent) })
+	isolateGC(t)
 	setHeapFloor(1 << 40)
 	tuneDaemonGC()
 	if floorHolds() || gcPercent() != daemonGCPercent || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		t.Errorf("watch mode: floor %v, GOGC %d, limit %d; want false, %d, none", floorHolds(), gcPercent(), debug.SetMemoryLimit(-1), daemonGCPercent)
 	}
+}
+
+// isolateGC runs the test with no GOGC or GOMEMLIMIT in the environment,
+// and leaves Go's default collector after it.
+func isolateGC(t *testing.T) {
+	t.Helper()
+	unsetEnv(t, "GOGC")
+	unsetEnv(t, "GOMEMLIMIT")
+	t.Cleanup(func() {
+		endHeapFloor()
+		debug.SetGCPercent(defaultGCPercent)
+	})
 }
 
 // unsetEnv unsets key for the test, and sets it back after.
@@ -93,12 +98,7 @@ func runtimeBytes() int64 {
 // TestStaleCleanupKeepsTheFloor: the cleanup of an ended floor does not
 // end the next one.
 func TestStaleCleanupKeepsTheFloor(t *testing.T) {
-	unsetEnv(t, "GOGC")
-	unsetEnv(t, "GOMEMLIMIT")
-	t.Cleanup(func() {
-		endHeapFloor()
-		debug.SetGCPercent(defaultGCPercent)
-	})
+	isolateGC(t)
 	setHeapFloor(1 << 40)
 	gcMu.Lock()
 	stale := floorGen

@@ -171,7 +171,7 @@ func (d *decoder) decodeDocument(loc location, doc document) error {
 	raw, fields := doc.data, doc.fields
 	if !doc.json {
 		var err error
-		if raw, fields, err = yamlToJSONFields(doc.data, doc.line); err != nil {
+		if raw, fields, err = yamlToJSON(doc.data, doc.line); err != nil {
 			return loc.wrap(err)
 		}
 	}

@@ -42,7 +42,7 @@ func splitDocuments(data []byte) []document {
 	}
 	yamlDocs := splitYAML(data)
 	for _, d := range yamlDocs {
-		if _, err := yamlToJSON(d.data, d.line); err != nil {
+		if _, _, err := yamlToJSON(d.data, d.line); err != nil {
 			return docs // broken either way: report the JSON error
 		}
 	}
@@ -251,20 +251,16 @@ var yamlLineRE = regexp.MustCompile(`\bline (\d+)`)
 // the line numbers in errors count from the start of the file. The YAML
 // parser is third-party code fed untrusted input; a panic in it becomes an
 // error.
-func yamlToJSON(doc []byte, startLine int) ([]byte, error) {
-	out, _, err := yamlToJSONFields(doc, startLine)
-	return out, err
-}
-
-// yamlToJSONFields is yamlToJSON, with the document's members where the
-// block path cut a List's items (blockFields).
-func yamlToJSONFields(doc []byte, startLine int) (out []byte, fields jsonFields, err error) {
+//
+// fields are the document's members where the block path cut a List's
+// items (blockYAMLToJSON), nil otherwise.
+func yamlToJSON(doc []byte, startLine int) (out []byte, fields jsonFields, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, fields, err = nil, nil, fmt.Errorf("YAML parser failed: %v", r)
 		}
 	}()
-	if out, fields, err = fastYAMLToJSONFields(doc); err == nil || errors.Is(err, errChangedWhileRead) {
+	if out, fields, err = fastYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
 		return out, fields, err
 	}
 	out, err = yaml.YAMLToJSONStrict(doc)

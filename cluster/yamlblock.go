@@ -12,19 +12,34 @@ import (
 // (comments, flow collections, block or multi-line scalars, tabs,
 // anchors, tags, escapes other than \" \\ \n \t) is errSlowPath, and the
 // document goes to fastYAMLToJSON, then sigs.k8s.io/yaml.
-func blockYAMLToJSON(doc []byte) ([]byte, error) {
-	return convertBlock(doc, true)
+//
+// Where it converts a List's items in parallel, it also returns the
+// members of the document's mapping as jsonObjectFields reads them from
+// its JSON, items cut, so that the decoder need not scan that JSON again;
+// the fields are nil otherwise.
+func blockYAMLToJSON(doc []byte) ([]byte, jsonFields, error) {
+	var members []blockMember
+	out, err := convertBlock(doc, true, &members)
+	if err != nil || !slices.ContainsFunc(members, func(m blockMember) bool { return m.items != nil }) {
+		return out, nil, err
+	}
+	fields := make(jsonFields, len(members))
+	for i, m := range members {
+		fields[i] = jsonField{key: m.key, at: m.start, val: out[m.start:m.end:m.end], cut: m.items != nil}
+		if m.items != nil {
+			fields[i].items = make([][]byte, len(m.items))
+			for j, span := range m.items {
+				fields[i].items[j] = out[span[0]:span[1]:span[1]]
+			}
+		}
+	}
+	return out, fields, nil
 }
 
-// convertBlock is blockYAMLToJSON; parallel lets a long sequence's items
-// be converted on every CPU.
-func convertBlock(doc []byte, parallel bool) ([]byte, error) {
-	return convertBlockRecording(doc, parallel, nil)
-}
-
-// convertBlockRecording is convertBlock; where members is not nil, it
-// records there the members of the document's mapping (see blockMember).
-func convertBlockRecording(doc []byte, parallel bool, members *[]blockMember) ([]byte, error) {
+// convertBlock is blockYAMLToJSON's conversion; parallel lets a long
+// sequence's items be converted on every CPU. Where members is not nil,
+// it records there the members of the document's mapping (blockMember).
+func convertBlock(doc []byte, parallel bool, members *[]blockMember) ([]byte, error) {
 	lines, err := blockLines(doc)
 	if err != nil {
 		return nil, err
@@ -194,7 +209,7 @@ func (p *blockParser) mapping(out []byte, indent int) ([]byte, error) {
 		if members != nil {
 			m := blockMember{key: key, start: start, end: len(out)}
 			if key == listItemsKey {
-				m.items, m.cut = p.items, p.items != nil
+				m.items = p.items
 				p.wantItems, p.items = false, nil
 			}
 			*members = append(*members, m)
@@ -222,36 +237,12 @@ func (p *blockParser) value(out []byte, indent int, rest string) ([]byte, error)
 
 // blockMember is one member of a document's mapping as the block path
 // wrote it: its value is out[start:end]. For the items of a List
-// converted in parallel (cut), items holds each item's span, so that the
-// decoder need not scan the document's JSON again to find them.
+// converted in parallel, items holds each item's span (nil otherwise), so
+// that the decoder need not scan the document's JSON again to find them.
 type blockMember struct {
 	key        string
 	start, end int
 	items      [][2]int
-	cut        bool
-}
-
-// blockFields converts doc as blockYAMLToJSON does, and returns, where it
-// converted a List's items in parallel, the members of the document's
-// mapping as jsonObjectFields reads them from its JSON, items cut; the
-// fields are nil otherwise.
-func blockFields(doc []byte) ([]byte, jsonFields, error) {
-	var members []blockMember
-	out, err := convertBlockRecording(doc, true, &members)
-	if err != nil || !slices.ContainsFunc(members, func(m blockMember) bool { return m.cut }) {
-		return out, nil, err
-	}
-	fields := make(jsonFields, len(members))
-	for i, m := range members {
-		fields[i] = jsonField{key: m.key, at: m.start, val: out[m.start:m.end:m.end], cut: m.cut}
-		if m.cut {
-			fields[i].items = make([][]byte, len(m.items))
-			for j, span := range m.items {
-				fields[i].items[j] = out[span[0]:span[1]:span[1]]
-			}
-		}
-	}
-	return out, fields, nil
 }
 
 // blockKeys are the keys of one mapping: held inline while there are

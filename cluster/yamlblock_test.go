@@ -29,8 +29,8 @@ func TestBlockYAMLParallelItems(t *testing.T) {
 		"an item too far in":   list(func(i int) string { return map[bool]string{true: "-  x: 1\n"}[i == 150] }),
 		"a key after the list": list(func(i int) string { return map[bool]string{true: "other: 1\n"}[i == 190] }),
 	} {
-		want, wantErr := convertBlock(bytes.Clone(doc), false)
-		got, gotErr := convertBlock(bytes.Clone(doc), true)
+		want, wantErr := convertBlock(bytes.Clone(doc), false, nil)
+		got, gotErr := convertBlock(bytes.Clone(doc), true, nil)
 		if gotErr != wantErr || wantErr == nil && !bytes.Equal(got, want) {
 			t.Errorf("%s: parallel gives %.80q, %v; line by line %.80q, %v", name, got, gotErr, want, wantErr)
 		}
@@ -72,7 +72,7 @@ func TestBlockFieldsAreTheScanners(t *testing.T) {
 		"a long sequence within items": {nested, false},
 		"a List as a sequence's item":  {inSequence.String(), false},
 	} {
-		out, fields, err := blockFields([]byte(tc.doc))
+		out, fields, err := blockYAMLToJSON([]byte(tc.doc))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -29,15 +29,11 @@ var errSlowPath = errors.New("yaml: not on the fast path")
 // error of its own (but errChangedWhileRead, from a mapped file that
 // shrank while read) and never gives a document another meaning.
 // Mapping keys come out sorted, as encoding/json writes a map.
-func fastYAMLToJSON(doc []byte) ([]byte, error) {
-	out, _, err := fastYAMLToJSONFields(doc)
-	return out, err
-}
-
-// fastYAMLToJSONFields is fastYAMLToJSON, with the document's members
-// where the block path cut a List's items (blockFields).
-func fastYAMLToJSONFields(doc []byte) (out []byte, fields jsonFields, err error) {
-	if out, fields, err := blockFields(doc); err == nil || errors.Is(err, errChangedWhileRead) {
+//
+// fields are the document's members where the block path cut a List's
+// items (blockYAMLToJSON), nil otherwise.
+func fastYAMLToJSON(doc []byte) (out []byte, fields jsonFields, err error) {
+	if out, fields, err := blockYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
 		return out, fields, err
 	}
 	if bytes.IndexByte(doc, '!') >= 0 && hasTag(doc) {

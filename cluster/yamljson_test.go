@@ -78,11 +78,11 @@ func longKeyCases() []string {
 func TestFastYAMLToJSONAgreesWithSigsYAML(t *testing.T) {
 	for _, doc := range yamlCases {
 		want, wantErr := yaml.YAMLToJSONStrict([]byte(doc))
-		block, blockErr := blockYAMLToJSON([]byte(doc))
+		block, blockErr := blockJSON([]byte(doc))
 		if blockErr == nil && (wantErr != nil || !sameJSON(t, block, want)) {
 			t.Errorf("%q: block path gave %s; sigs.k8s.io/yaml %s, %v", doc, block, want, wantErr)
 		}
-		fast, fastErr := fastYAMLToJSON([]byte(doc))
+		fast, fastErr := fastJSON([]byte(doc))
 		switch {
 		case fastErr != nil && !errors.Is(fastErr, errSlowPath):
 			t.Errorf("%q: the fast path reported its own error: %v", doc, fastErr)
@@ -91,7 +91,7 @@ func TestFastYAMLToJSONAgreesWithSigsYAML(t *testing.T) {
 		case fastErr == nil && !sameJSON(t, fast, want):
 			t.Errorf("%q: fast path gave %s, sigs.k8s.io/yaml %s", doc, fast, want)
 		}
-		got, gotErr := yamlToJSON([]byte(doc), 1)
+		got, gotErr := yamlJSON([]byte(doc), 1)
 		switch {
 		case (gotErr == nil) != (wantErr == nil):
 			t.Errorf("%q: yamlToJSON: %s, %v; sigs.k8s.io/yaml: %s, %v", doc, got, gotErr, want, wantErr)
@@ -123,7 +123,7 @@ func FuzzYAMLToJSON(f *testing.F) {
 		if _, err := utf8Text(doc); err != nil || !utf8.Valid(doc) {
 			return // Decode refuses it before any conversion
 		}
-		for _, conv := range []func([]byte) ([]byte, error){blockYAMLToJSON, fastYAMLToJSON} {
+		for _, conv := range []func([]byte) ([]byte, error){blockJSON, fastJSON} {
 			fast, err := conv(doc)
 			if err != nil {
 				continue

@@ -103,13 +103,6 @@ func endHeapFloorLocked() {
 	}
 }
 
-// floorHolds reports whether the startup floor holds.
-func floorHolds() bool {
-	gcMu.Lock()
-	defer gcMu.Unlock()
-	return heapFloor
-}
-
 // tuneDaemonGC ends the startup floor and sets daemonGCPercent, unless
 // GOGC in the environment says otherwise.
 func tuneDaemonGC() {

@@ -55,6 +55,13 @@ func TestDaemonEndsHeapFloor(t *testing.T) {
 	}
 }
 
+// floorHolds reports whether the startup floor holds.
+func floorHolds() bool {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	return heapFloor
+}
+
 // isolateGC runs the test with no GOGC or GOMEMLIMIT in the environment,
 // and leaves Go's default collector after it.
 func isolateGC(t *testing.T) {

@@ -50,7 +50,7 @@ func cacheSize(rs *nft.Ruleset) int {
 	const n = binary.MaxVarintLen64
 	size := 1 + 5*n + len(rs.Family) + len(rs.Table) + len(rs.Comment)
 	for _, s := range rs.Sets {
-		size += 9*n + len(s.Name) + len(s.Type) + len(s.DataType) + len(s.Comment)
+		size += 1 + 9*n + len(s.Name) + len(s.Type) + len(s.DataType) + len(s.Comment)
 		for _, f := range s.Flags {
 			size += n + len(f)
 		}
@@ -81,6 +81,7 @@ func (e *cacheEncoder) strs(ss ...string) {
 
 func (e *cacheEncoder) set(s *nft.Set) {
 	e.strs(s.Name, s.Type, s.DataType)
+	e.buf = append(e.buf, boolByte(s.Typeof))
 	e.buf = binary.AppendUvarint(e.buf, s.Size)
 	e.count(len(s.Flags))
 	for _, f := range s.Flags {
@@ -92,6 +93,13 @@ func (e *cacheEncoder) set(s *nft.Set) {
 	for _, el := range s.Elements {
 		e.strs(el.Key, el.Value, el.Comment)
 	}
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (e *cacheEncoder) chain(c *nft.Chain) {
@@ -202,7 +210,7 @@ func (d *cacheDecoder) str() string {
 }
 
 func (d *cacheDecoder) set() *nft.Set {
-	s := &nft.Set{Name: d.str(), Type: d.str(), DataType: d.str(), Size: d.uvarint()}
+	s := &nft.Set{Name: d.str(), Type: d.str(), DataType: d.str(), Typeof: d.flag(), Size: d.uvarint()}
 	if n := d.count(); n > 0 {
 		s.Flags = make([]nft.SetFlag, n)
 		for i := range s.Flags {

@@ -23,6 +23,8 @@ func fillAll(t *testing.T, v reflect.Value, next *int) {
 		v.SetUint(uint64(*next) << 40)
 	case reflect.Int64:
 		v.SetInt(-int64(*next) << 33) // time.Duration, negative to test the zig-zag
+	case reflect.Bool:
+		v.SetBool(true)
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
 		fillAll(t, v.Elem(), next)

@@ -78,11 +78,7 @@ func setKind(s *nft.Set) string {
 
 // setClauses is the body of a set declaration: "type ...; flags ...; ".
 func setClauses(s *nft.Set) string {
-	c := "type " + s.Type
-	if s.IsMap() {
-		c += " : " + s.DataType
-	}
-	c += "; "
+	c := s.TypeClause() + "; "
 	if s.Size != 0 {
 		c += "size " + strconv.FormatUint(s.Size, 10) + "; "
 	}

@@ -147,12 +147,10 @@ func CanonicalNFTables(dump []byte) (Canonical, error) {
 // setDecl is a set's declaration on one line, as nft would print it.
 func setDecl(s *nft.Set) string {
 	kind := "set"
-	typ := s.Type
 	if s.IsMap() {
 		kind = "map"
-		typ += " : " + s.DataType
 	}
-	line := kind + " " + s.Name + " { type " + typ + ";"
+	line := kind + " " + s.Name + " { " + s.TypeClause() + ";"
 	if s.Size > 0 {
 		line += " size " + strconv.FormatUint(s.Size, 10) + ";"
 	}

@@ -253,12 +253,15 @@ func (p *parser) set(rs *Ruleset, name string, isMap bool) error {
 func (p *parser) setLine(s *Set, word, line string) error {
 	_, arg, _ := strings.Cut(line, " ")
 	switch word {
-	case "type":
+	case "type", "typeof":
+		if s.Type != "" {
+			return p.errorf("type given twice")
+		}
 		key, data, _ := strings.Cut(arg, " : ")
 		if !validType(key) || (data != "" && !validType(data)) {
 			return p.errorf("malformed type")
 		}
-		s.Type, s.DataType = key, data
+		s.Type, s.DataType, s.Typeof = key, data, word == "typeof"
 	case "size":
 		n, err := strconv.ParseUint(arg, 10, 32)
 		if err != nil || n == 0 {

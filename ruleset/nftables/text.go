@@ -51,11 +51,7 @@ func (s *Set) encode(w *bufio.Writer) {
 	if s.IsMap() {
 		kind = "map"
 	}
-	w.WriteString("\t" + kind + " " + s.Name + " {\n\t\ttype " + s.Type)
-	if s.IsMap() {
-		w.WriteString(" : " + s.DataType)
-	}
-	w.WriteString("\n")
+	w.WriteString("\t" + kind + " " + s.Name + " {\n\t\t" + s.TypeClause() + "\n")
 	if s.Size != 0 {
 		w.WriteString("\t\tsize " + strconv.FormatUint(s.Size, 10) + "\n")
 	}
@@ -86,6 +82,9 @@ const elementWrap = ",\n\t\t\t     "
 
 func (s *Set) encodeElements(w *bufio.Writer) {
 	perLine := ElementsPerLine(s.Type)
+	if s.Typeof {
+		perLine = elementsPerLineTypeof(s.Type)
+	}
 	w.WriteString("\t\telements = { ")
 	for i, e := range s.Elements {
 		if i > 0 {
@@ -119,6 +118,24 @@ func ElementsPerLine(keyType string) int {
 	case "nf_proto", "integer", "arp_op", "inet_proto", "inet_service", "tcp_flag",
 		"dccp_pkttype", "mark", "iface_index", "classid", "uid", "gid", "ct_dir":
 		return 5
+	}
+	return 1
+}
+
+// elementsPerLineTypeof is ElementsPerLine for a key declared by
+// expression: nft lays the elements out by the type the expression
+// loads (numgen an integer, "ip daddr" an ipv4_addr, "th dport" an
+// inet_service).
+func elementsPerLineTypeof(key string) int {
+	switch {
+	case strings.Contains(key, " . "):
+		return 1
+	case strings.HasPrefix(key, "numgen "):
+		return ElementsPerLine("integer")
+	case strings.HasPrefix(key, "ip "):
+		return ElementsPerLine("ipv4_addr")
+	case strings.HasSuffix(key, " dport"), strings.HasSuffix(key, " sport"):
+		return ElementsPerLine("inet_service")
 	}
 	return 1
 }

@@ -217,3 +217,45 @@ func TestScript(t *testing.T) {
 		t.Error("Script changed the ruleset")
 	}
 }
+
+// TestTypeofSets holds sets declared by expression to what nft 1.0.6
+// listed for the same declarations: the typeof line, and elements laid
+// out by the type each expression loads. Parsing the listing gives the
+// same sets back, and a type given twice is refused.
+func TestTypeofSets(t *testing.T) {
+	const listing = `table ip t {
+	map a {
+		typeof ip daddr : th dport
+		elements = { 10.0.0.1 : 1, 10.0.0.2 : 2,
+			     10.0.0.3 : 3, 10.0.0.4 : 4,
+			     10.0.0.5 : 5 }
+	}
+
+	set b {
+		typeof th dport
+		elements = { 1, 2, 3, 4, 5,
+			     6, 7 }
+	}
+
+	map c {
+		typeof numgen random mod 1 : ip daddr . th dport
+		elements = { 0 : 10.0.0.1 . 80, 1 : 10.0.0.2 . 80, 2 : 10.0.0.3 . 80, 3 : 10.0.0.4 . 80, 4 : 10.0.0.5 . 80,
+			     5 : 10.0.0.6 . 80 }
+	}
+}
+`
+	rs, err := Parse([]byte(listing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rs.Set("a"); !a.Typeof || a.Type != "ip daddr" || a.DataType != "th dport" || a.TypeClause() != "typeof ip daddr : th dport" {
+		t.Errorf("map a parses as %+v", a)
+	}
+	if diff := cmp.Diff(listing, rs.String()); diff != "" {
+		t.Errorf("Encode differs from nft's listing (-nft +encoded):\n%s", diff)
+	}
+	twice := strings.Replace(listing, "typeof th dport\n", "typeof th dport\n\t\ttype inet_service\n", 1)
+	if _, err := Parse([]byte(twice)); err == nil || !strings.Contains(err.Error(), "type given twice") {
+		t.Errorf("a set with typeof and type: %v", err)
+	}
+}

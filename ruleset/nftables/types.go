@@ -67,6 +67,11 @@ type Set struct {
 	// DataType is a map's data type ("verdict"), printed after " : ".
 	// Empty for a set.
 	DataType string `json:"dataType,omitempty"`
+	// Typeof says that Type and DataType are expressions, declared as nft
+	// declares a type that has no name: `typeof numgen random mod 1 :
+	// ip daddr . th dport` (nft records the expressions in the set's
+	// userdata; the kernel sees the types they load).
+	Typeof bool `json:"typeof,omitempty"`
 	// Size is the maximum number of elements (`size 65535`); 0 is not printed.
 	// nft gives a dynamic set that a rule updates a size of 65535 when the
 	// set and the rule are added in one transaction.
@@ -84,6 +89,20 @@ type Set struct {
 
 // IsMap reports whether s is a map.
 func (s *Set) IsMap() bool { return s.DataType != "" }
+
+// TypeClause is the declaration's type as nft prints it:
+// "type ipv4_addr . inet_service : verdict" or
+// "typeof numgen random mod 1 : ip daddr . th dport".
+func (s *Set) TypeClause() string {
+	c := "type " + s.Type
+	if s.Typeof {
+		c = "typeof " + s.Type
+	}
+	if s.IsMap() {
+		c += " : " + s.DataType
+	}
+	return c
+}
 
 // Element is one element of a set or map, printed as
 // `KEY [comment "COMMENT"] [: VALUE]`.
@@ -198,7 +217,7 @@ func (rs *Ruleset) Equal(o *Ruleset) bool {
 // Equal reports whether two sets have the same declaration and elements in
 // the same order.
 func (s *Set) Equal(o *Set) bool {
-	return s.Name == o.Name && s.Type == o.Type && s.DataType == o.DataType &&
+	return s.Name == o.Name && s.Type == o.Type && s.DataType == o.DataType && s.Typeof == o.Typeof &&
 		s.Size == o.Size && s.Timeout == o.Timeout && s.Comment == o.Comment &&
 		slices.Equal(s.Flags, o.Flags) && slices.Equal(s.Elements, o.Elements)
 }

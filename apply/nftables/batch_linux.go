@@ -131,14 +131,8 @@ func (b *Batch) Declare(sets ...*nft.Set) {
 // newSetInfo reads a set declaration's types and flags.
 func newSetInfo(s *nft.Set) (*setInfo, error) {
 	info := &setInfo{name: s.Name}
-	var err error
-	if info.key, err = parseSetType(s.Type); err != nil || info.key.isVerdict() {
-		return nil, fmt.Errorf("set %s: bad type %q", s.Name, s.Type)
-	}
-	if s.DataType != "" {
-		if info.data, err = parseSetType(s.DataType); err != nil {
-			return nil, fmt.Errorf("map %s: bad data type %q", s.Name, s.DataType)
-		}
+	if err := info.declareTypes(s); err != nil {
+		return nil, err
 	}
 	for _, f := range s.Flags {
 		switch f {
@@ -151,6 +145,34 @@ func newSetInfo(s *nft.Set) (*setInfo, error) {
 	}
 	info.keyOrder = info.key.order()
 	return info, nil
+}
+
+// declareTypes reads the set's key and data types, by name or by
+// expression (typeof).
+func (info *setInfo) declareTypes(s *nft.Set) error {
+	var err error
+	if s.Typeof {
+		if info.key, info.keyTypeof, err = encodeTypeof(s.Type); err != nil {
+			return fmt.Errorf("set %s: %w", s.Name, err)
+		}
+		if s.DataType == "verdict" {
+			info.data = setType{typeVerdict}
+		} else if s.DataType != "" {
+			if info.data, info.dataTypeof, err = encodeTypeof(s.DataType); err != nil {
+				return fmt.Errorf("map %s: %w", s.Name, err)
+			}
+		}
+		return nil
+	}
+	if info.key, err = parseSetType(s.Type); err != nil || info.key.isVerdict() {
+		return fmt.Errorf("set %s: bad type %q", s.Name, s.Type)
+	}
+	if s.DataType != "" {
+		if info.data, err = parseSetType(s.DataType); err != nil {
+			return fmt.Errorf("map %s: bad data type %q", s.Name, s.DataType)
+		}
+	}
+	return nil
 }
 
 // begin starts a message of the batch; finish closes it.

@@ -135,6 +135,12 @@ func (b *Batch) putSetAttrs(info *setInfo, name string, id, flags, size uint32, 
 	if info.isMap() {
 		ud = appendUdataU32(ud, udataSetDataOrder, info.data.order())
 	}
+	if info.keyTypeof != nil {
+		ud = appendUdata(ud, udataSetKeyTypeof, info.keyTypeof)
+	}
+	if info.dataTypeof != nil {
+		ud = appendUdata(ud, udataSetDataTypeof, info.dataTypeof)
+	}
 	if comment != "" {
 		ud = appendUdataString(ud, udataSetComment, comment)
 	}

@@ -24,7 +24,7 @@ func queueOneByOne(b *Batch, ops []op) error {
 // goroutine holds the same bytes as one compiled rule by rule, and stops
 // at the same bad rule with the same error.
 func TestCompileAheadIsOneByOne(t *testing.T) {
-	tx := createTransaction(syntheticRuleset(600, render.NFTablesLayoutCompact))
+	tx := createTransaction(syntheticRuleset(5000, render.NFTablesLayoutCompact))
 	probe := compileAhead(unix.NFPROTO_IPV4, tx.ops)
 	if probe == nil {
 		t.Fatalf("%d ops do not compile ahead; the test needs more than %d rules", len(tx.ops), compileAheadMin)

@@ -18,6 +18,9 @@ type setInfo struct {
 	key, data setType // data is nil for a set
 	interval  bool
 	keyOrder  uint32 // byte order recorded in the set's userdata (0: none)
+	// keyTypeof and dataTypeof are the userdata of a set declared by
+	// expression (codec_typeof_linux.go); nil for a type by name.
+	keyTypeof, dataTypeof []byte
 }
 
 func (s *setInfo) isMap() bool { return s.data != nil }

@@ -36,8 +36,9 @@ func (c *ruleCompiler) natFlags() (expr.NAT, error) {
 	return n, nil
 }
 
-// dnat compiles "dnat to ADDR[:PORT]", "dnat to [V6]:PORT" and
-// "dnat ip to <operand> map { k : addr . port, ... }".
+// dnat compiles "dnat to ADDR[:PORT]", "dnat to [V6]:PORT",
+// "dnat ip to <operand> map { k : addr . port, ... }" and
+// "dnat ip to <operand> map @name".
 func (c *ruleCompiler) dnat() error {
 	c.ts.next()
 	famWord := ""
@@ -91,7 +92,8 @@ func fieldOrNil(words []string, family byte) *field {
 }
 
 // dnatMap compiles "<operand> map { k : addr . port, ... }" into a lookup
-// in an anonymous map whose value lands in the NAT registers.
+// in an anonymous map whose value lands in the NAT registers, and
+// "<operand> map @name" into a lookup in a named one.
 func (c *ruleCompiler) dnatMap(addrType *dataType) error {
 	parts, err := c.operand()
 	if err != nil {
@@ -103,10 +105,16 @@ func (c *ruleCompiler) dnatMap(addrType *dataType) error {
 		return c.errorf("want map { ... }")
 	}
 	t = c.ts.next()
-	if !t.brace {
-		return c.errorf("want map { ... }")
-	}
 	l := &expr.Lookup{SourceRegister: reg1, DestRegister: reg1, IsDestRegSet: true}
+	if name, ok := strings.CutPrefix(t.text, "@"); ok && !t.brace && name != "" {
+		// A named map: its declaration gives the types.
+		l.SetName = name
+		c.emit(l)
+		return nil
+	}
+	if !t.brace {
+		return c.errorf("want map { ... } or map @name")
+	}
 	as := &anonSet{info: setInfo{key: partsType(parts), data: setType{addrType, typeService}}, lookup: l}
 	if as.elems, err = mapElements(as, t.text); err != nil {
 		return c.errorf("%v", err)

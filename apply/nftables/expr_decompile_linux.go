@@ -74,7 +74,7 @@ type loaded struct {
 type mappedValue struct {
 	text string // "numgen random mod 2 map { 0 : 10.0.0.1 . 80 }"
 	reg  uint32
-	data setType
+	data setType // an anonymous map's data; nil for a named map
 }
 
 type decompiler struct {

@@ -41,8 +41,12 @@ func (d *decompiler) lookup(l *expr.Lookup) error {
 		return fmt.Errorf("inverted map lookup")
 	case l.DestRegister == regVerdict:
 		d.emit(lhs + " vmap " + rhs)
+	case !anon:
+		// A named map: nat checks the register use, the set's own
+		// declaration says what it holds.
+		d.mapped = &mappedValue{text: lhs + " map " + rhs, reg: l.DestRegister}
 	default:
-		if !anon || info.data == nil {
+		if info.data == nil {
 			return fmt.Errorf("map lookup into a register")
 		}
 		d.mapped = &mappedValue{text: lhs + " map " + rhs, reg: l.DestRegister, data: info.data}
@@ -144,7 +148,7 @@ func (d *decompiler) nat(n *expr.NAT) error {
 	if m := d.mapped; m != nil {
 		d.mapped = nil
 		wantProto := wordReg(regWord(m.reg) + addrType.len/4)
-		if n.RegAddrMin != m.reg || n.RegProtoMin != wantProto || !setTypeEqual(m.data, setType{addrType, typeService}) {
+		if n.RegAddrMin != m.reg || n.RegProtoMin != wantProto || (m.data != nil && !setTypeEqual(m.data, setType{addrType, typeService})) {
 			return fmt.Errorf("unsupported nat from a map")
 		}
 		d.emit("dnat " + famWord + " to " + m.text + flags)

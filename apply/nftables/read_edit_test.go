@@ -168,3 +168,31 @@ func TestDynamicElementsReadAsNFTLists(t *testing.T) {
 		t.Errorf("dynamic elements read as %q", got)
 	}
 }
+
+// TestTypeofSetsRead adds sets declared by expression with nft, beside
+// the compact layout's map: one of the expressions the codec writes reads
+// back as nft lists it, and one it does not write reads as an
+// unsupported type, never as a set of the right type.
+func TestTypeofSetsRead(t *testing.T) {
+	ns := newTestNS(t)
+	c := ns.open()
+	rs := goldenTable(t, "clusterip-multi-endpoints-compact/ip")
+	must(t, writeTable(c, rs))
+	const tbl = "ip kube-proxy"
+	ns.mustNFT("add map "+tbl+" known { typeof ip daddr : th dport; }\n"+
+		"add element "+tbl+" known { 10.0.0.1 : 80 }\n"+
+		"add set "+tbl+" foreign { typeof ip saddr . tcp dport; }\n", "-f", "-")
+
+	got := mustRead(t, c, rs.Family, rs.Table)
+	if m, want := got.Set("endpoint-addresses"), rs.Set("endpoint-addresses"); m == nil || !m.Equal(want) {
+		t.Errorf("the shared map reads as %+v, want %+v", m, want)
+	}
+	known := got.Set("known")
+	if known == nil || !known.Typeof || known.Type != "ip daddr" || known.DataType != "th dport" ||
+		!slices.Equal(known.Elements, []nft.Element{{Key: "10.0.0.1", Value: "80"}}) {
+		t.Errorf("typeof ip daddr : th dport reads as %+v", known)
+	}
+	if foreign := got.Set("foreign"); foreign == nil || !foreign.Typeof || foreign.Type != "unsupported expression" {
+		t.Errorf("typeof ip saddr . tcp dport reads as %+v", foreign)
+	}
+}

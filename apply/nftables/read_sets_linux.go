@@ -52,6 +52,7 @@ func (r *tableReader) readSets() error {
 		s.Size = descSize(a[unix.NFTA_SET_DESC])
 		if ud, ok := a[nftaSetUserdata]; ok {
 			s.Comment = udataString(ud, udataSetComment)
+			readTypeof(s, ud)
 		}
 		r.rs.Sets = append(r.rs.Sets, s)
 		if keyOK && dataOK {
@@ -68,6 +69,31 @@ func typeText(t setType, ok bool, raw []byte) string {
 		return fmt.Sprintf("unsupported type 0x%08x", be32(raw))
 	}
 	return t.String()
+}
+
+// readTypeof names a set's key and data by the expressions its userdata
+// holds, as nft lists a set declared with typeof. One this codec does not
+// write reads as a text no render uses, so that it shows up as drift.
+func readTypeof(s *nft.Set, ud []byte) {
+	key, ok := udataGet(ud, udataSetKeyTypeof)
+	if !ok || typeofIsValue(key) {
+		return
+	}
+	s.Typeof = true
+	var known bool
+	if s.Type, known = decodeTypeof(key); !known {
+		s.Type = "unsupported expression"
+	}
+	if s.DataType == "" {
+		return
+	}
+	data, ok := udataGet(ud, udataSetDataTypeof)
+	if !ok {
+		return // a verdict, listed by its type's name
+	}
+	if s.DataType, known = decodeTypeof(data); !known {
+		s.DataType = "unsupported expression"
+	}
 }
 
 // setFlagNames lists a set's flags in the order nft 1.0.6 prints them.

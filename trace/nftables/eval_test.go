@@ -132,3 +132,34 @@ func TestNumgenCascade(t *testing.T) {
 		t.Error("numgen random mod 2 2: a value the modulus never gives was accepted")
 	}
 }
+
+// TestNumgenSharedMap checks the compact layout's endpoint choice, numgen
+// with an offset into a named map: the draw picks keys offset..offset+N-1,
+// each 1/N, and a key the map lacks is a lookup that fails.
+func TestNumgenSharedMap(t *testing.T) {
+	m := &nft.Set{Name: "eps", Type: "numgen random mod 1", DataType: "ip daddr . th dport", Typeof: true}
+	for k, v := range map[string]string{"4095": "10.244.9.9 . 1", "4096": "10.244.0.5 . 8080", "4097": "10.244.0.6 . 8080", "4098": "10.244.0.7 . 8080", "4099": "10.244.9.9 . 2"} {
+		m.Elements = append(m.Elements, nft.Element{Key: k, Value: v})
+	}
+	rs := table("ip daddr 10.96.0.1 goto svc", affinitySet(), m)
+	rs.Chains[1].Rules = rulesOf("meta l4proto tcp dnat ip to numgen random mod 3 offset 4096 map @eps")
+	r := run(t, rs, "10.244.0.9", "10.96.0.1")
+	if r.Verdict != trace.DNAT || len(r.Endpoints) != 3 {
+		t.Fatalf("got %+v", r)
+	}
+	for i, ep := range r.Endpoints {
+		if want := "10.244.0." + string(rune('5'+i)) + ":8080"; ep.Address != want || ep.Probability != 0.333333 {
+			t.Errorf("endpoint %d: %s with probability %v, want %s with 1/3", i, ep.Address, ep.Probability, want)
+		}
+	}
+	// Draws past the map's keys fail the lookup: the rule does not match,
+	// and the packet goes on to the next rule.
+	rs.Chains[1].Rules = rulesOf("meta l4proto tcp dnat ip to numgen random mod 5 offset 4097 map @eps\ndrop")
+	r = run(t, rs, "10.244.0.9", "10.96.0.1")
+	if len(r.Endpoints) != 3 || r.Endpoints[0].Probability != 0.2 || !strings.Contains(r.Note, "drop with probability 0.4") {
+		t.Errorf("keys 4097..4101 of which 3 exist: %+v, %q", r.Endpoints, r.Note)
+	}
+	if _, err := New(table("meta l4proto tcp dnat ip to numgen random mod 2 offset 1 map { 0 : 10.0.0.1 . 1, 1 : 10.0.0.2 . 1 }", affinitySet()), testNode); err == nil {
+		t.Error("an offset into an anonymous map was accepted")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
@@ -87,8 +88,9 @@ func (c *compiler) update() error {
 	return nil
 }
 
-// dnat compiles "dnat [ip|ip6] to ADDR[:PORT]" and "dnat ip to numgen
-// random mod N map { i : ADDR . PORT, ... }".
+// dnat compiles "dnat [ip|ip6] to ADDR[:PORT]", "dnat ip to numgen
+// random mod N map { i : ADDR . PORT, ... }" and the compact layout's
+// "dnat ip to numgen random mod N [offset B] map @name".
 func (c *compiler) dnat() error {
 	if c.peek() == "ip" || c.peek() == "ip6" {
 		c.take()
@@ -108,29 +110,69 @@ func (c *compiler) dnat() error {
 	if err != nil {
 		return err
 	}
-	if err := c.expect("map"); err != nil {
-		return err
-	}
-	items, err := c.numgenItems(n)
+	offset, err := c.numgenOffset()
 	if err != nil {
 		return err
 	}
+	if err := c.expect("map"); err != nil {
+		return err
+	}
+	targets, err := c.numgenTargets(n, offset)
+	if err != nil {
+		return err
+	}
+	c.emit(func(st *trace.State) []res {
+		return fork(st, n, func(i int, s *trace.State) res {
+			if !targets[i].IsValid() {
+				return res{s, kNoMatch, ""} // no element: the lookup fails
+			}
+			return dnatTo(s, targets[i])
+		})
+	})
+	return nil
+}
+
+// numgenTargets reads the ADDR . PORT values that numgen's n draws pick,
+// from "{ i : ADDR . PORT, ... }" or the keys offset..offset+n-1 of a
+// named map. A draw without an element has the zero AddrPort.
+func (c *compiler) numgenTargets(n int, offset uint64) ([]netip.AddrPort, error) {
+	items := make([][]string, n)
+	if w := c.peek(); strings.HasPrefix(w, "@") {
+		c.take()
+		m := c.ev.sets[w[1:]]
+		if m == nil {
+			return nil, fmt.Errorf("no map %q", w)
+		}
+		for i := range items {
+			if v, ok := m.lookup([]string{strconv.FormatUint(offset+uint64(i), 10)}); ok {
+				items[i] = strings.Fields(v)
+			}
+		}
+	} else {
+		if offset != 0 {
+			return nil, fmt.Errorf("numgen offset with an anonymous map")
+		}
+		var err error
+		if items, err = c.numgenItems(n); err != nil {
+			return nil, err
+		}
+	}
 	targets := make([]netip.AddrPort, n)
 	for i, it := range items {
+		if it == nil {
+			continue
+		}
 		if len(it) != 3 || it[1] != "." {
-			return fmt.Errorf("numgen map value %v is not ADDR . PORT", it)
+			return nil, fmt.Errorf("numgen map value %v is not ADDR . PORT", it)
 		}
 		a, err1 := netip.ParseAddr(it[0])
 		p, err2 := strconv.ParseUint(it[2], 10, 16)
 		if err1 != nil || err2 != nil {
-			return fmt.Errorf("numgen map value %v is not ADDR . PORT", it)
+			return nil, fmt.Errorf("numgen map value %v is not ADDR . PORT", it)
 		}
 		targets[i] = netip.AddrPortFrom(a, uint16(p))
 	}
-	c.emit(func(st *trace.State) []res {
-		return fork(st, n, func(i int, s *trace.State) res { return dnatTo(s, targets[i]) })
-	})
-	return nil
+	return targets, nil
 }
 
 func dnatTo(st *trace.State, to netip.AddrPort) res {

@@ -96,6 +96,19 @@ func (c *compiler) numgenPrefix() (int, error) {
 	return n, nil
 }
 
+// numgenOffset reads an optional "offset B" after "numgen random mod N".
+func (c *compiler) numgenOffset() (uint64, error) {
+	if c.peek() != "offset" {
+		return 0, nil
+	}
+	c.take()
+	b, err := strconv.ParseUint(c.take(), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("bad numgen offset")
+	}
+	return b, nil
+}
+
 // numgenItems reads "{ 0 : X, 1 : Y, ... }" into X, Y, ... by index.
 func (c *compiler) numgenItems(n int) ([][]string, error) {
 	items, err := c.braced()

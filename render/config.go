@@ -62,7 +62,7 @@ type Config struct {
 	NFAcct bool `json:"nfacct,omitempty"`
 	// NFTablesLayout is how nftables mode picks an endpoint: "" (or
 	// NFTablesLayoutKubeProxy) as kube-proxy does, NFTablesLayoutCompact
-	// without anonymous maps (see writeDNAT).
+	// without anonymous maps (see writeDNAT and writeCascade).
 	NFTablesLayout string `json:"nftablesLayout,omitempty"`
 }
 
@@ -71,8 +71,10 @@ const (
 	// NFTablesLayoutKubeProxy is kube-proxy's: a numgen lookup in an
 	// anonymous map per service chain.
 	NFTablesLayoutKubeProxy = "kube-proxy"
-	// NFTablesLayoutCompact picks the endpoint with one numgen rule per
-	// endpoint and no anonymous map: the same chains, sets and choice.
+	// NFTablesLayoutCompact picks the endpoint by numgen among the
+	// chain's keys in one map shared by the table (nftables_compact.go),
+	// and with a numgen rule per endpoint under session affinity: the
+	// same chains and choice, without an anonymous map per service.
 	NFTablesLayoutCompact = "compact"
 )
 

@@ -69,6 +69,11 @@ type nftState struct {
 	hairpin, clusterIPs, nodePortIPs         *nft.Set
 	noEPServices, noEPNodePorts, firewallIPs *nft.Set
 	serviceIPs, serviceNodePorts             *nft.Set
+
+	// The compact layout's shared map of endpoints, and every DNAT
+	// chain's offset in it (nftables_compact.go).
+	endpoints *nft.Set
+	offsets   map[nftDNATKey]uint32
 }
 
 // nftLocal is the local-traffic detector as nft match expressions.
@@ -207,6 +212,7 @@ func (s *nftState) writeSkeleton() {
 	s.rule(nftFirewallCheck, ipX+" daddr . meta l4proto . th dport vmap @"+nftFirewallIPsMap)
 	s.serviceIPs = s.set(nftServiceIPsMap, addrT+" . inet_proto . inet_service", "verdict", "ClusterIP, ExternalIP and LoadBalancer IP traffic")
 	s.serviceNodePorts = s.set(nftServiceNodePorts, "inet_proto . inet_service", "verdict", "NodePort traffic")
+	s.writeEndpointsMap()
 	s.writeServicesChain()
 }
 

@@ -33,6 +33,7 @@ type nftPortOutput struct {
 	chains   []*nft.Chain
 	sets     []*nft.Set
 	elements [][]nft.Element
+	offsets  []uint32 // its DNAT chains' offsets in the compact layout's map
 }
 
 // Render renders t with cfg, reusing the output of unchanged ports.
@@ -49,8 +50,10 @@ func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ru
 	for i := range t.Ports {
 		sp := &t.Ports[i]
 		out := prev[sp.Name]
-		if out == nil || !samePort(&out.port, sp) {
+		offsets := s.portOffsets(sp)
+		if out == nil || !samePort(&out.port, sp) || !slices.Equal(out.offsets, offsets) {
 			out = s.recordServicePort(sp, shared)
+			out.offsets = offsets
 		} else {
 			s.replay(out, shared)
 		}
@@ -64,7 +67,25 @@ func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ru
 // shared lists the sets that every Service port adds elements to; a set
 // the skeleton did not create is nil.
 func (s *nftState) shared() []*nft.Set {
-	return []*nft.Set{s.hairpin, s.clusterIPs, s.noEPServices, s.noEPNodePorts, s.firewallIPs, s.serviceIPs, s.serviceNodePorts}
+	return []*nft.Set{s.hairpin, s.clusterIPs, s.noEPServices, s.noEPNodePorts, s.firewallIPs, s.serviceIPs, s.serviceNodePorts, s.endpoints}
+}
+
+// portOffsets lists the offsets of a port's DNAT chains in the compact
+// layout (nil in kube-proxy's): a port whose chains moved in the shared
+// map is written anew.
+func (s *nftState) portOffsets(sp *nodetable.ServicePort) []uint32 {
+	if s.offsets == nil {
+		return nil
+	}
+	var out []uint32
+	for _, tg := range nftDNATTargets(sp) {
+		o, ok := s.offsets[nftDNATKey{sp.Name, tg.local}]
+		if !ok {
+			o = ^uint32(0) // no slot: an anonymous map
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // recordServicePort writes one Service port and records what it wrote.

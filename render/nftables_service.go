@@ -111,11 +111,12 @@ func (s *nftState) writeServicePort(sp *nodetable.ServicePort) {
 	s.writeExternalChain(p)
 	s.writeFirewallChain(p)
 	if !affinity {
-		if p.usesCluster {
-			s.writeDNAT(p, p.chains.cluster, sp.ClusterEndpoints)
-		}
-		if p.usesLocal {
-			s.writeDNAT(p, p.chains.local, sp.LocalEndpoints)
+		for _, tg := range nftDNATTargets(sp) {
+			chain := p.chains.cluster
+			if tg.local {
+				chain = p.chains.local
+			}
+			s.writeDNAT(p, chain, tg.local, tg.eps)
 		}
 		return
 	}
@@ -217,14 +218,20 @@ func (s *nftState) writeFirewallChain(p *nftPlan) {
 
 // writeDNAT fills a service- or local- chain of a service without
 // affinity: one DNAT, or numgen over an anonymous map of endpoints, or in
-// the compact layout one rule per endpoint (writeCascade).
-func (s *nftState) writeDNAT(p *nftPlan, chain string, eps []nodetable.Endpoint) {
-	if len(eps) == 1 {
-		s.rule(chain, "meta l4proto "+p.proto+" dnat to "+eps[0].String())
+// the compact layout numgen over the chain's keys in the shared map.
+func (s *nftState) writeDNAT(p *nftPlan, chain string, local bool, eps []nodetable.Endpoint) {
+	if s.cfg.NFTablesLayout == NFTablesLayoutCompact {
+		s.writeSharedDNAT(p, chain, local, eps)
 		return
 	}
-	if s.cfg.NFTablesLayout == NFTablesLayoutCompact {
-		s.writeCascade(chain, len(eps), func(i int) string { return "meta l4proto " + p.proto + " dnat to " + eps[i].String() })
+	s.writeMapDNAT(p, chain, eps)
+}
+
+// writeMapDNAT is kube-proxy's DNAT: to the one endpoint, or by numgen
+// over an anonymous map of them.
+func (s *nftState) writeMapDNAT(p *nftPlan, chain string, eps []nodetable.Endpoint) {
+	if len(eps) == 1 {
+		s.rule(chain, "meta l4proto "+p.proto+" dnat to "+eps[0].String())
 		return
 	}
 	var b strings.Builder
@@ -239,14 +246,15 @@ func (s *nftState) writeDNAT(p *nftPlan, chain string, eps []nodetable.Endpoint)
 	s.rule(chain, b.String())
 }
 
-// writeCascade is the compact layout's choice of one of n endpoints: rule
-// i (of n) draws "numgen random mod n-i" and takes endpoint i on 0, so
-// with probability 1/(n-i) of what reaches it, which makes every endpoint
-// 1/n, as kube-proxy's map and iptables' statistic chain. The last rule
-// takes the last endpoint unconditionally. The rules need no anonymous
-// map, whose creation costs the kernel time that grows with the number of
-// maps in the table (docs/PERFORMANCE.md); a new connection evaluates at
-// most n rules, and only its first packet reaches the nat chains.
+// writeCascade is the compact layout's choice of one of n endpoints under
+// session affinity, a goto endpoint- chain each: rule i (of n) draws
+// "numgen random mod n-i" and takes endpoint i on 0, so with probability
+// 1/(n-i) of what reaches it, which makes every endpoint 1/n, as
+// kube-proxy's map and iptables' statistic chain. The last rule takes the
+// last endpoint unconditionally. The rules need no anonymous map, whose
+// creation costs the kernel time that grows with the number of maps in
+// the table (docs/PERFORMANCE.md); a new connection evaluates at most n
+// rules, and only its first packet reaches the nat chains.
 func (s *nftState) writeCascade(chain string, n int, take func(i int) string) {
 	for i := range n - 1 {
 		s.rule(chain, "numgen random mod "+strconv.Itoa(n-i)+" 0 "+take(i))

@@ -1,0 +1,166 @@
+package render
+
+import (
+	"strconv"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+)
+
+// The compact layout keeps every endpoint address of the table in one
+// named map, nftEndpointAddresses, and a service chain picks among its own
+// with
+//
+//	meta l4proto tcp dnat ip to numgen random mod 3 offset 40960 map @endpoint-addresses
+//
+// where endpoint i of the chain is the map's key offset+i. kube-proxy's
+// layout writes the endpoints into an anonymous map of the rule instead.
+// The kernel walks a table's list of sets to create or find a set, so a
+// table of N such maps costs it time in N²; one shared map costs it N.
+// A change of endpoint addresses, the count unchanged, is a change of map
+// elements only: the kernel validates a table's chains when a rule with a
+// nat or lookup expression changes, not when a data map's elements do.
+const (
+	nftEndpointAddresses = "endpoint-addresses"
+	nftEndpointsComment  = "endpoint addresses that the service chains pick among, from their offset on"
+
+	// A chain's offset is a slot number times nftSlotSize: a slot holds
+	// the endpoints of one chain, and a chain with more than nftSlotSize
+	// endpoints takes several slots in a row. The key is numgen's 32-bit
+	// integer, so there are 2^20 slots.
+	nftSlotBits  = 12
+	nftSlotSize  = 1 << nftSlotBits
+	nftSlotCount = 1 << (32 - nftSlotBits)
+)
+
+// nftDNATKey names one chain that DNATs to endpoints: a Service port's
+// service- chain, or its local- chain.
+type nftDNATKey struct {
+	port  nodetable.ServicePortName
+	local bool
+}
+
+// nftDNATTarget is one chain that writeDNAT fills, with its endpoints.
+type nftDNATTarget struct {
+	local bool
+	eps   []nodetable.Endpoint
+}
+
+// nftDNATTargets lists the chains of a port that pick an endpoint by
+// numgen without affinity, as writeServicePort writes them.
+func nftDNATTargets(sp *nodetable.ServicePort) []nftDNATTarget {
+	if sp.SessionAffinity() {
+		return nil
+	}
+	var out []nftDNATTarget
+	if len(sp.ClusterEndpoints) > 0 && sp.UsesClusterEndpoints() {
+		out = append(out, nftDNATTarget{false, sp.ClusterEndpoints})
+	}
+	if len(sp.LocalEndpoints) > 0 && sp.UsesLocalEndpoints() {
+		out = append(out, nftDNATTarget{true, sp.LocalEndpoints})
+	}
+	return out
+}
+
+// assignNFTOffsets gives every DNAT chain of the table its offset in the
+// shared map; a chain left without one (no free slots) DNATs through an
+// anonymous map, as in kube-proxy's layout. A chain's first choice of slot is a hash of its port's name,
+// so that it keeps its keys while other Services come and go; a taken
+// slot passes it on to the next free run of slots, in table order. The
+// assignment depends on the table alone.
+func assignNFTOffsets(t *nodetable.ServiceTable) map[nftDNATKey]uint32 {
+	out := make(map[nftDNATKey]uint32)
+	used := make([]uint64, nftSlotCount/64)
+	taken := func(s uint32) bool { return used[s/64]&(1<<(s%64)) != 0 }
+	for i := range t.Ports {
+		sp := &t.Ports[i]
+		for _, tg := range nftDNATTargets(sp) {
+			k := uint32((len(tg.eps) + nftSlotSize - 1) / nftSlotSize)
+			s, ok := nftFreeSlots(nftPreferredSlot(sp.Name, tg.local), k, taken)
+			if !ok {
+				continue // writeDNAT falls back to an anonymous map
+			}
+			for j := s; j < s+k; j++ {
+				used[j/64] |= 1 << (j % 64)
+			}
+			out[nftDNATKey{sp.Name, tg.local}] = s << nftSlotBits
+		}
+	}
+	return out
+}
+
+// nftFreeSlots finds the first run of k free slots from slot s on,
+// wrapping at the end once; false when there is none (a table of more
+// than a million DNAT chains).
+func nftFreeSlots(s, k uint32, taken func(uint32) bool) (uint32, bool) {
+	wrapped := false
+	for {
+		if s+k > nftSlotCount {
+			if wrapped {
+				return 0, false
+			}
+			s, wrapped = 0, true
+			continue
+		}
+		free := true
+		for j := s; j < s+k; j++ {
+			if taken(j) {
+				free, s = false, j+1
+				break
+			}
+		}
+		if free {
+			return s, true
+		}
+	}
+}
+
+// nftPreferredSlot hashes a port's name (FNV-1a) into a slot number.
+func nftPreferredSlot(n nodetable.ServicePortName, local bool) uint32 {
+	h := uint32(2166136261)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint32(s[i])) * 16777619
+		}
+		h = (h ^ 0) * 16777619
+	}
+	add(n.Namespace)
+	add(n.Name)
+	add(n.Port)
+	add(string(n.Protocol))
+	if local {
+		add("local")
+	}
+	return h >> nftSlotBits
+}
+
+// writeSharedDNAT is the compact layout's DNAT: one rule that draws among
+// the chain's keys in the shared map, and the chain's endpoints as the
+// map's elements.
+func (s *nftState) writeSharedDNAT(p *nftPlan, chain string, local bool, eps []nodetable.Endpoint) {
+	offset, ok := s.offsets[nftDNATKey{p.sp.Name, local}]
+	if !ok {
+		s.writeMapDNAT(p, chain, eps)
+		return
+	}
+	rule := "meta l4proto " + p.proto + " dnat " + s.ipX + " to numgen random mod " + strconv.Itoa(len(eps))
+	if offset != 0 {
+		rule += " offset " + strconv.FormatUint(uint64(offset), 10)
+	}
+	s.rule(chain, rule+" map @"+nftEndpointAddresses)
+	for i, ep := range eps {
+		key := strconv.FormatUint(uint64(offset)+uint64(i), 10)
+		s.endpoints.Elements = append(s.endpoints.Elements,
+			nft.Element{Key: key, Value: ep.IP.String() + " . " + strconv.Itoa(int(ep.Port))})
+	}
+}
+
+// writeEndpointsMap declares the shared map of the compact layout.
+func (s *nftState) writeEndpointsMap() {
+	if s.cfg.NFTablesLayout != NFTablesLayoutCompact {
+		return
+	}
+	s.endpoints = s.set(nftEndpointAddresses, "numgen random mod 1", s.ipX+" daddr . th dport", nftEndpointsComment)
+	s.endpoints.Typeof = true
+	s.offsets = assignNFTOffsets(s.t)
+}

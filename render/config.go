@@ -72,7 +72,7 @@ const (
 	// anonymous map per service chain.
 	NFTablesLayoutKubeProxy = "kube-proxy"
 	// NFTablesLayoutCompact picks the endpoint by numgen among the
-	// chain's keys in one map shared by the table (nftables_compact.go),
+	// chain's keys in maps shared by the table (nftables_compact.go),
 	// and with a numgen rule per endpoint under session affinity: the
 	// same chains and choice, without an anonymous map per service.
 	NFTablesLayoutCompact = "compact"

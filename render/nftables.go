@@ -70,10 +70,14 @@ type nftState struct {
 	noEPServices, noEPNodePorts, firewallIPs *nft.Set
 	serviceIPs, serviceNodePorts             *nft.Set
 
-	// The compact layout's shared map of endpoints, and every DNAT
-	// chain's offset in it (nftables_compact.go).
-	endpoints *nft.Set
+	// The compact layout's shared maps of endpoints by number (nil where
+	// unused), and every DNAT chain's offset in them
+	// (nftables_compact.go).
+	endpoints []*nft.Set
 	offsets   map[nftDNATKey]uint32
+	// recording collects what a port adds to the shared maps while the
+	// memoizing renderer records it.
+	recording *nftPortOutput
 }
 
 // nftLocal is the local-traffic detector as nft match expressions.
@@ -212,7 +216,7 @@ func (s *nftState) writeSkeleton() {
 	s.rule(nftFirewallCheck, ipX+" daddr . meta l4proto . th dport vmap @"+nftFirewallIPsMap)
 	s.serviceIPs = s.set(nftServiceIPsMap, addrT+" . inet_proto . inet_service", "verdict", "ClusterIP, ExternalIP and LoadBalancer IP traffic")
 	s.serviceNodePorts = s.set(nftServiceNodePorts, "inet_proto . inet_service", "verdict", "NodePort traffic")
-	s.writeEndpointsMap()
+	s.writeEndpointsMaps()
 	s.writeServicesChain()
 }
 

@@ -7,31 +7,47 @@ import (
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
-// The compact layout keeps every endpoint address of the table in one
-// named map, nftEndpointAddresses, and a service chain picks among its own
-// with
+// The compact layout keeps the endpoint addresses of the table in named
+// maps, endpoint-addresses-00 to -ff, and a service chain picks among its
+// own with
 //
-//	meta l4proto tcp dnat ip to numgen random mod 3 offset 40960 map @endpoint-addresses
+//	meta l4proto tcp dnat ip to numgen random mod 3 offset 40960 map @endpoint-addresses-00
 //
 // where endpoint i of the chain is the map's key offset+i. kube-proxy's
 // layout writes the endpoints into an anonymous map of the rule instead.
 // The kernel walks a table's list of sets to create or find a set, so a
-// table of N such maps costs it time in N²; one shared map costs it N.
+// table of N such maps costs it time in N². One map for all would cost
+// it N² too: binding a rule to a map walks the map's elements and the
+// rules already bound to it, and adding an element walks those rules.
+// So the keys are cut into 256 maps by their top byte, and a table of N
+// Services costs the kernel about N²/256 for these walks.
+//
 // A change of endpoint addresses, the count unchanged, is a change of map
 // elements only: the kernel validates a table's chains when a rule with a
 // nat or lookup expression changes, not when a data map's elements do.
 const (
-	nftEndpointAddresses = "endpoint-addresses"
+	nftEndpointAddresses = "endpoint-addresses-"
 	nftEndpointsComment  = "endpoint addresses that the service chains pick among, from their offset on"
 
 	// A chain's offset is a slot number times nftSlotSize: a slot holds
 	// the endpoints of one chain, and a chain with more than nftSlotSize
 	// endpoints takes several slots in a row. The key is numgen's 32-bit
-	// integer, so there are 2^20 slots.
-	nftSlotBits  = 12
-	nftSlotSize  = 1 << nftSlotBits
-	nftSlotCount = 1 << (32 - nftSlotBits)
+	// integer, so there are 2^20 slots, 4096 to each of the 256 maps; a
+	// chain's slots are all in one map.
+	nftSlotBits      = 12
+	nftSlotSize      = 1 << nftSlotBits
+	nftSlotCount     = 1 << (32 - nftSlotBits)
+	nftMapCount      = 256
+	nftSlotsPerMap   = nftSlotCount / nftMapCount
+	nftOffsetMapBits = 24 // an offset's top byte is its map's number
 )
+
+// nftEndpointsMapName names the map that holds the keys of an offset.
+func nftEndpointsMapName(offset uint32) string {
+	const hex = "0123456789abcdef"
+	m := offset >> nftOffsetMapBits
+	return nftEndpointAddresses + string([]byte{hex[m>>4], hex[m&15]})
+}
 
 // nftDNATKey names one chain that DNATs to endpoints: a Service port's
 // service- chain, or its local- chain.
@@ -89,9 +105,9 @@ func assignNFTOffsets(t *nodetable.ServiceTable) map[nftDNATKey]uint32 {
 	return out
 }
 
-// nftFreeSlots finds the first run of k free slots from slot s on,
-// wrapping at the end once; false when there is none (a table of more
-// than a million DNAT chains).
+// nftFreeSlots finds the first run of k free slots from slot s on, all in
+// one map, wrapping at the end once; false when there is none (a table of
+// more than a million DNAT chains, or of more than 4096 slots' endpoints).
 func nftFreeSlots(s, k uint32, taken func(uint32) bool) (uint32, bool) {
 	wrapped := false
 	for {
@@ -100,6 +116,10 @@ func nftFreeSlots(s, k uint32, taken func(uint32) bool) (uint32, bool) {
 				return 0, false
 			}
 			s, wrapped = 0, true
+			continue
+		}
+		if s/nftSlotsPerMap != (s+k-1)/nftSlotsPerMap {
+			s = (s/nftSlotsPerMap + 1) * nftSlotsPerMap // the next map's first
 			continue
 		}
 		free := true
@@ -135,7 +155,7 @@ func nftPreferredSlot(n nodetable.ServicePortName, local bool) uint32 {
 }
 
 // writeSharedDNAT is the compact layout's DNAT: one rule that draws among
-// the chain's keys in the shared map, and the chain's endpoints as the
+// the chain's keys in its shared map, and the chain's endpoints as the
 // map's elements.
 func (s *nftState) writeSharedDNAT(p *nftPlan, chain string, local bool, eps []nodetable.Endpoint) {
 	offset, ok := s.offsets[nftDNATKey{p.sp.Name, local}]
@@ -143,24 +163,46 @@ func (s *nftState) writeSharedDNAT(p *nftPlan, chain string, local bool, eps []n
 		s.writeMapDNAT(p, chain, eps)
 		return
 	}
+	m := s.endpoints[offset>>nftOffsetMapBits]
 	rule := "meta l4proto " + p.proto + " dnat " + s.ipX + " to numgen random mod " + strconv.Itoa(len(eps))
 	if offset != 0 {
 		rule += " offset " + strconv.FormatUint(uint64(offset), 10)
 	}
-	s.rule(chain, rule+" map @"+nftEndpointAddresses)
+	s.rule(chain, rule+" map @"+m.Name)
+	els := make([]nft.Element, len(eps))
 	for i, ep := range eps {
 		key := strconv.FormatUint(uint64(offset)+uint64(i), 10)
-		s.endpoints.Elements = append(s.endpoints.Elements,
-			nft.Element{Key: key, Value: ep.IP.String() + " . " + strconv.Itoa(int(ep.Port))})
+		els[i] = nft.Element{Key: key, Value: ep.IP.String() + " . " + strconv.Itoa(int(ep.Port))}
+	}
+	m.Elements = append(m.Elements, els...)
+	if s.recording != nil {
+		s.recording.endpoints = append(s.recording.endpoints, nftMapElements{offset >> nftOffsetMapBits, els})
 	}
 }
 
-// writeEndpointsMap declares the shared map of the compact layout.
-func (s *nftState) writeEndpointsMap() {
+// nftMapElements are the elements one chain added to a shared map.
+type nftMapElements struct {
+	m        uint32 // the map's number
+	elements []nft.Element
+}
+
+// writeEndpointsMaps assigns the compact layout's offsets and declares
+// the shared maps that they use, in order.
+func (s *nftState) writeEndpointsMaps() {
 	if s.cfg.NFTablesLayout != NFTablesLayoutCompact {
 		return
 	}
-	s.endpoints = s.set(nftEndpointAddresses, "numgen random mod 1", s.ipX+" daddr . th dport", nftEndpointsComment)
-	s.endpoints.Typeof = true
 	s.offsets = assignNFTOffsets(s.t)
+	s.endpoints = make([]*nft.Set, nftMapCount)
+	for _, o := range s.offsets {
+		if m := o >> nftOffsetMapBits; s.endpoints[m] == nil {
+			s.endpoints[m] = &nft.Set{Name: nftEndpointsMapName(o), Type: "numgen random mod 1",
+				DataType: s.ipX + " daddr . th dport", Typeof: true, Comment: nftEndpointsComment}
+		}
+	}
+	for _, m := range s.endpoints {
+		if m != nil {
+			s.rs.Sets = append(s.rs.Sets, m)
+		}
+	}
 }

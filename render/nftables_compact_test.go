@@ -163,9 +163,11 @@ func TestNFTFreeSlots(t *testing.T) {
 		{"runs to the end", nftSlotCount - 2, 2, none, nftSlotCount - 2, true},
 		{"wraps to the start", nftSlotCount - 1, 2, none, 0, true},
 		{"passes taken slots", 0, 3, below(10), 10, true},
+		{"keeps a chain in one map", nftSlotsPerMap - 1, 2, none, nftSlotsPerMap, true},
+		{"passes taken slots into the next map", nftSlotsPerMap - 3, 2, below(nftSlotsPerMap - 1), nftSlotsPerMap, true},
 		{"wraps past taken slots", nftSlotCount - 1, 1, func(s uint32) bool { return s >= nftSlotCount-1 || s < 5 }, 5, true},
 		{"full", 3, 1, func(uint32) bool { return true }, 0, false},
-		{"no run long enough", 0, nftSlotCount + 1, none, 0, false},
+		{"no run long enough", 0, nftSlotsPerMap + 1, none, 0, false},
 	} {
 		got, ok := nftFreeSlots(c.s, c.k, c.taken)
 		if got != c.want || ok != c.wantOK {
@@ -197,5 +199,19 @@ func TestNFTablesRendererFollowsMovedOffsets(t *testing.T) {
 	}
 	if a, b := assignNFTOffsets(&withY), assignNFTOffsets(&withBoth); a[nftDNATKey{y, false}] == b[nftDNATKey{y, false}] {
 		t.Fatalf("%v kept offset %d: the test moves nothing", y, a[nftDNATKey{y, false}])
+	}
+}
+
+func TestNFTEndpointsMapName(t *testing.T) {
+	for offset, want := range map[uint32]string{
+		0:                                 "endpoint-addresses-00",
+		1<<24 - 1:                         "endpoint-addresses-00",
+		1 << 24:                           "endpoint-addresses-01",
+		0xab << 24:                        "endpoint-addresses-ab",
+		(nftSlotCount - 1) << nftSlotBits: "endpoint-addresses-ff",
+	} {
+		if got := nftEndpointsMapName(offset); got != want {
+			t.Errorf("offset %#x: %s, want %s", offset, got, want)
+		}
 	}
 }

@@ -33,7 +33,9 @@ type nftPortOutput struct {
 	chains   []*nft.Chain
 	sets     []*nft.Set
 	elements [][]nft.Element
-	offsets  []uint32 // its DNAT chains' offsets in the compact layout's map
+	offsets  []uint32 // its DNAT chains' offsets in the compact layout's maps
+	// endpoints are the elements it added to the compact layout's maps.
+	endpoints []nftMapElements
 }
 
 // Render renders t with cfg, reusing the output of unchanged ports.
@@ -67,7 +69,7 @@ func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ru
 // shared lists the sets that every Service port adds elements to; a set
 // the skeleton did not create is nil.
 func (s *nftState) shared() []*nft.Set {
-	return []*nft.Set{s.hairpin, s.clusterIPs, s.noEPServices, s.noEPNodePorts, s.firewallIPs, s.serviceIPs, s.serviceNodePorts, s.endpoints}
+	return []*nft.Set{s.hairpin, s.clusterIPs, s.noEPServices, s.noEPNodePorts, s.firewallIPs, s.serviceIPs, s.serviceNodePorts}
 }
 
 // portOffsets lists the offsets of a port's DNAT chains in the compact
@@ -97,9 +99,12 @@ func (s *nftState) recordServicePort(sp *nodetable.ServicePort, shared []*nft.Se
 			before[i] = len(set.Elements)
 		}
 	}
+	out := &nftPortOutput{port: *sp}
+	s.recording = out
 	s.writeServicePort(sp)
-	out := &nftPortOutput{port: *sp, chains: slices.Clone(s.rs.Chains[chains:]), sets: slices.Clone(s.rs.Sets[sets:]),
-		elements: make([][]nft.Element, len(shared))}
+	s.recording = nil
+	out.chains, out.sets = slices.Clone(s.rs.Chains[chains:]), slices.Clone(s.rs.Sets[sets:])
+	out.elements = make([][]nft.Element, len(shared))
 	for i, set := range shared {
 		if set != nil {
 			// A copy: sortDedupe reorders the set's own array.
@@ -117,5 +122,9 @@ func (s *nftState) replay(out *nftPortOutput, shared []*nft.Set) {
 		if set != nil {
 			set.Elements = append(set.Elements, out.elements[i]...)
 		}
+	}
+	for _, e := range out.endpoints {
+		m := s.endpoints[e.m]
+		m.Elements = append(m.Elements, e.elements...)
 	}
 }

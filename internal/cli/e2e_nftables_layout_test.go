@@ -19,7 +19,7 @@ func TestE2ENFTablesLayoutMigration(t *testing.T) {
 		t.Fatalf("kube-proxy's layout has no numgen map:\n%s", kubeProxy)
 	}
 
-	r := expect(t, n.run("plan", compact...), ExitChanges, "+\tmap endpoint-addresses {", " map @endpoint-addresses", "-\t\tmeta l4proto tcp dnat ip to numgen random mod 3 map {")
+	r := expect(t, n.run("plan", compact...), ExitChanges, "+\tmap endpoint-addresses-", " map @endpoint-addresses-", "-\t\tmeta l4proto tcp dnat ip to numgen random mod 3 map {")
 	for _, line := range changedOutsideEndpointsMap(r.stdout) {
 		if !strings.Contains(line, "numgen") && !strings.Contains(line, "dnat to ") && !strings.Contains(line, "goto endpoint-") {
 			t.Errorf("the migration changes more than the endpoint choice: %q", line)
@@ -27,7 +27,7 @@ func TestE2ENFTablesLayoutMigration(t *testing.T) {
 	}
 	expect(t, n.run("apply", compact...), ExitOK, "Applied (nftables)")
 	expect(t, n.run("plan", compact...), ExitOK, "No changes")
-	if listing := n.nft("list", "table", "ip", "kube-proxy"); strings.Contains(listing, " map {") || !strings.Contains(listing, "map @endpoint-addresses") {
+	if listing := n.nft("list", "table", "ip", "kube-proxy"); strings.Contains(listing, " map {") || !strings.Contains(listing, "map @endpoint-addresses-") {
 		t.Fatalf("the compact layout has an anonymous map, or no rule that picks from the shared one:\n%s", listing)
 	}
 
@@ -40,13 +40,13 @@ func TestE2ENFTablesLayoutMigration(t *testing.T) {
 }
 
 // changedOutsideEndpointsMap lists a plan's added and removed lines,
-// leaving out the compact layout's new map of endpoints as a whole.
+// leaving out the compact layout's new maps of endpoints as a whole.
 func changedOutsideEndpointsMap(plan string) []string {
 	var out []string
 	inMap := false
 	for line := range strings.Lines(plan) {
 		switch {
-		case strings.HasPrefix(line, "+\tmap endpoint-addresses {"):
+		case strings.HasPrefix(line, "+\tmap endpoint-addresses-"):
 			inMap = true
 		case inMap:
 			inMap = !strings.HasPrefix(line, "+\t}")

@@ -99,7 +99,7 @@ func (f *ProxyFlags) AddFlags(fs *pflag.FlagSet) {
 	if f.parts&modePart != 0 {
 		fs.StringVar(&f.Mode, "mode", f.Mode, "proxy mode: iptables, nftables, ipvs or userspace")
 		fs.StringVar(&f.Family, "family", f.Family, "IP families to render: all, ipv4 or ipv6")
-		fs.StringVar(&f.NFTablesLayout, "nftables-layout", f.NFTablesLayout, "nftables mode: kube-proxy (kube-proxy's own rules) or compact (the same chains and choices with one shared endpoint map instead of a map per service, which the kernel loads far faster at scale; docs/PERFORMANCE.md)")
+		fs.StringVar(&f.NFTablesLayout, "nftables-layout", f.NFTablesLayout, "nftables mode: kube-proxy (kube-proxy's own rules) or compact (the same chains and choices with shared endpoint maps instead of a map per service, which the kernel loads far faster at scale; docs/PERFORMANCE.md)")
 	}
 	if f.parts&nodePart != 0 {
 		// The default is filled in by Complete, so that help shows it once,

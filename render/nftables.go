@@ -75,6 +75,7 @@ type nftState struct {
 	// (nftables_compact.go).
 	endpoints []*nft.Set
 	offsets   map[nftDNATKey]uint32
+	keyRuns   [][]nftKeyRun // each map's elements, by chain
 	// recording collects what a port adds to the shared maps while the
 	// memoizing renderer records it.
 	recording *nftPortOutput
@@ -103,11 +104,13 @@ func NFTables(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 }
 
 // sortSets puts every set's elements in order, the first Service port in
-// table order keeping a contested key (sortDedupe).
+// table order keeping a contested key (sortDedupe), and fills the compact
+// layout's maps, whose keys no two ports share, in order.
 func (s *nftState) sortSets() {
 	for _, set := range s.rs.Sets {
 		sortDedupe(set)
 	}
+	s.fillEndpointsMaps()
 }
 
 func newNFTState(t *nodetable.ServiceTable, cfg *Config) *nftState {

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -174,16 +176,44 @@ func (s *nftState) writeSharedDNAT(p *nftPlan, chain string, local bool, eps []n
 		key := strconv.FormatUint(uint64(offset)+uint64(i), 10)
 		els[i] = nft.Element{Key: key, Value: ep.IP.String() + " . " + strconv.Itoa(int(ep.Port))}
 	}
-	m.Elements = append(m.Elements, els...)
+	s.addEndpointKeys(nftKeyRun{offset, els})
 	if s.recording != nil {
-		s.recording.endpoints = append(s.recording.endpoints, nftMapElements{offset >> nftOffsetMapBits, els})
+		s.recording.endpoints = append(s.recording.endpoints, nftKeyRun{offset, els})
 	}
 }
 
-// nftMapElements are the elements one chain added to a shared map.
-type nftMapElements struct {
-	m        uint32 // the map's number
+// nftKeyRun is the elements of one chain in a shared map: the keys
+// offset, offset+1, ... in order.
+type nftKeyRun struct {
+	offset   uint32
 	elements []nft.Element
+}
+
+// addEndpointKeys keeps a chain's elements for fillEndpointsMaps.
+func (s *nftState) addEndpointKeys(r nftKeyRun) {
+	s.keyRuns[r.offset>>nftOffsetMapBits] = append(s.keyRuns[r.offset>>nftOffsetMapBits], r)
+}
+
+// fillEndpointsMaps gives each shared map its elements, in the order
+// SortElements would put them: the chains' runs of keys do not overlap,
+// so sorting the runs by offset sorts the keys, at the cost of sorting
+// one run per chain rather than one element per endpoint.
+func (s *nftState) fillEndpointsMaps() {
+	for i, m := range s.endpoints {
+		runs := s.keyRuns[i]
+		if m == nil || len(runs) == 0 {
+			continue
+		}
+		slices.SortFunc(runs, func(a, b nftKeyRun) int { return cmp.Compare(a.offset, b.offset) })
+		n := 0
+		for _, r := range runs {
+			n += len(r.elements)
+		}
+		m.Elements = make([]nft.Element, 0, n)
+		for _, r := range runs {
+			m.Elements = append(m.Elements, r.elements...)
+		}
+	}
 }
 
 // writeEndpointsMaps assigns the compact layout's offsets and declares
@@ -194,6 +224,7 @@ func (s *nftState) writeEndpointsMaps() {
 	}
 	s.offsets = assignNFTOffsets(s.t)
 	s.endpoints = make([]*nft.Set, nftMapCount)
+	s.keyRuns = make([][]nftKeyRun, nftMapCount)
 	for _, o := range s.offsets {
 		if m := o >> nftOffsetMapBits; s.endpoints[m] == nil {
 			s.endpoints[m] = &nft.Set{Name: nftEndpointsMapName(o), Type: "numgen random mod 1",

@@ -35,7 +35,7 @@ type nftPortOutput struct {
 	elements [][]nft.Element
 	offsets  []uint32 // its DNAT chains' offsets in the compact layout's maps
 	// endpoints are the elements it added to the compact layout's maps.
-	endpoints []nftMapElements
+	endpoints []nftKeyRun
 }
 
 // Render renders t with cfg, reusing the output of unchanged ports.
@@ -123,8 +123,7 @@ func (s *nftState) replay(out *nftPortOutput, shared []*nft.Set) {
 			set.Elements = append(set.Elements, out.elements[i]...)
 		}
 	}
-	for _, e := range out.endpoints {
-		m := s.endpoints[e.m]
-		m.Elements = append(m.Elements, e.elements...)
+	for _, r := range out.endpoints {
+		s.addEndpointKeys(r)
 	}
 }

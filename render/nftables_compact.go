@@ -81,11 +81,12 @@ func nftDNATTargets(sp *nodetable.ServicePort) []nftDNATTarget {
 }
 
 // assignNFTOffsets gives every DNAT chain of the table its offset in the
-// shared map; a chain left without one (no free slots) DNATs through an
-// anonymous map, as in kube-proxy's layout. A chain's first choice of slot is a hash of its port's name,
-// so that it keeps its keys while other Services come and go; a taken
-// slot passes it on to the next free run of slots, in table order. The
-// assignment depends on the table alone.
+// shared maps; a chain left without one (no free slots) DNATs through an
+// anonymous map, as in kube-proxy's layout. A chain's first choice of
+// slot is a hash of its port's name, so that it keeps its keys while
+// other Services come and go; a taken slot passes it on to the next free
+// run of slots, in table order. The assignment depends on the table
+// alone.
 func assignNFTOffsets(t *nodetable.ServiceTable) map[nftDNATKey]uint32 {
 	out := make(map[nftDNATKey]uint32)
 	used := make([]uint64, nftSlotCount/64)
@@ -96,7 +97,7 @@ func assignNFTOffsets(t *nodetable.ServiceTable) map[nftDNATKey]uint32 {
 			k := uint32((len(tg.eps) + nftSlotSize - 1) / nftSlotSize)
 			s, ok := nftFreeSlots(nftPreferredSlot(sp.Name, tg.local), k, taken)
 			if !ok {
-				continue // writeDNAT falls back to an anonymous map
+				continue // writeSharedDNAT falls back to an anonymous map
 			}
 			for j := s; j < s+k; j++ {
 				used[j/64] |= 1 << (j % 64)

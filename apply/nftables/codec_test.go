@@ -132,6 +132,7 @@ func TestCompileRejects(t *testing.T) {
 		"ip daddr { 10.0.0.1, tcp } drop",
 		"jump",
 		"meta mark set meta mark + 0x1",
+		"numgen random mod 2 offset 4294967295 vmap { 0 : accept, 1 : drop }", // past 2^32, as the kernel refuses
 	} {
 		if _, err := compileRule(unix.NFPROTO_IPV4, r); err == nil {
 			t.Errorf("compiled %q", r)

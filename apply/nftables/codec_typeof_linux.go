@@ -74,7 +74,11 @@ func encodeTypeof(text string) (setType, []byte, error) {
 	for i := range parts {
 		nested = appendUdata(nested, byte(i), typeofTLVs(kinds[i], attrs[i]))
 	}
-	return st, typeofTLVs(exprKindConcat, nested), nil
+	// A userdata value's length is one byte.
+	if ud := typeofTLVs(exprKindConcat, nested); len(nested) <= 255 && len(ud) <= 255 {
+		return st, ud, nil
+	}
+	return nil, nil, fmt.Errorf("typeof %q is too long for the set's userdata", text)
 }
 
 func typeofTLVs(kind uint32, attrs []byte) []byte {

@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -146,6 +147,9 @@ func (c *ruleCompiler) oneField() (*field, error) {
 				return nil, c.errorf("bad numgen offset")
 			}
 		}
+		if offset+mod-1 > math.MaxUint32 {
+			return nil, c.errorf("numgen offset %d and modulus %d pass 2^32", offset, mod) // the kernel's EOVERFLOW
+		}
 		return numgenField(uint32(mod), uint32(offset)), nil
 	}
 	f, n := fieldByName(words, c.family)
@@ -157,8 +161,9 @@ func (c *ruleCompiler) oneField() (*field, error) {
 }
 
 // numgenFields holds the numgen fields made so far without an offset,
-// by modulus: an endpoint cascade has one per endpoint, and a new table
-// at 10k Services about 100k of them, of a few moduli. Moduli above
+// by modulus: kube-proxy's layout has one per service chain, and the
+// compact layout's cascade one per endpoint of an affinity Service, of a
+// few moduli. Moduli above
 // maxCachedModulus are made each time, so that the cache stays small
 // whatever the rules say.
 var numgenFields sync.Map // uint32 -> *field

@@ -8,7 +8,7 @@ import (
 // TestE2ENFTablesLayoutMigration moves a node between kube-proxy's layout
 // and the compact one and back, with plan and apply only: each plan shows
 // the service chains' numgen rules changing and nothing else, each apply
-// leaves nothing to change, and the compact table holds no numgen map.
+// leaves nothing to change, and the compact table holds no anonymous map.
 func TestE2ENFTablesLayoutMigration(t *testing.T) {
 	t.Parallel()
 	n := newE2ENode(t, "nft")

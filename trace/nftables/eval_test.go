@@ -162,4 +162,7 @@ func TestNumgenSharedMap(t *testing.T) {
 	if _, err := New(table("meta l4proto tcp dnat ip to numgen random mod 2 offset 1 map { 0 : 10.0.0.1 . 1, 1 : 10.0.0.2 . 1 }", affinitySet()), testNode); err == nil {
 		t.Error("an offset into an anonymous map was accepted")
 	}
+	if _, err := New(table("meta l4proto tcp dnat ip to numgen random mod 2 offset 4294967295 map @eps", affinitySet(), m), testNode); err == nil {
+		t.Error("an offset whose last draw passes 2^32 was accepted")
+	}
 }

@@ -110,7 +110,7 @@ func (c *compiler) dnat() error {
 	if err != nil {
 		return err
 	}
-	offset, err := c.numgenOffset()
+	offset, err := c.numgenOffset(n)
 	if err != nil {
 		return err
 	}

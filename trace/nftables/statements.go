@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -97,7 +98,8 @@ func (c *compiler) numgenPrefix() (int, error) {
 }
 
 // numgenOffset reads an optional "offset B" after "numgen random mod N".
-func (c *compiler) numgenOffset() (uint64, error) {
+// The kernel refuses an offset that takes the last draw past 2^32-1.
+func (c *compiler) numgenOffset(n int) (uint64, error) {
 	if c.peek() != "offset" {
 		return 0, nil
 	}
@@ -105,6 +107,9 @@ func (c *compiler) numgenOffset() (uint64, error) {
 	b, err := strconv.ParseUint(c.take(), 10, 32)
 	if err != nil {
 		return 0, fmt.Errorf("bad numgen offset")
+	}
+	if b+uint64(n)-1 > math.MaxUint32 {
+		return 0, fmt.Errorf("numgen offset %d and modulus %d pass 2^32", b, n) // the kernel refuses it
 	}
 	return b, nil
 }

@@ -1,0 +1,30 @@
+package nftables
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTypeofRoundTrip encodes each typeof expression the compact layout
+// declares and decodes it back, and refuses what the userdata cannot hold.
+func TestTypeofRoundTrip(t *testing.T) {
+	for _, text := range []string{"numgen random mod 1", "numgen random mod 3 offset 4096", "ip daddr . th dport", "ip6 daddr . th dport", "th dport"} {
+		_, ud, err := encodeTypeof(text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if got, ok := decodeTypeof(ud); !ok || got != text || typeofIsValue(ud) {
+			t.Errorf("%s decodes as %q, %v", text, got, ok)
+		}
+		for cut := range len(ud) - 1 {
+			if got, ok := decodeTypeof(ud[:cut]); ok {
+				t.Errorf("%s cut to %d bytes decodes as %q", text, cut, got)
+			}
+		}
+	}
+	for _, text := range []string{"ip saddr", "numgen random mod 0", "numgen random mod 2 offset 0", strings.Repeat("ip daddr . ", 12) + "th dport"} {
+		if _, _, err := encodeTypeof(text); err == nil {
+			t.Errorf("%q encoded", text)
+		}
+	}
+}

@@ -28,3 +28,20 @@ func TestTypeofRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeofTextHoldsTheKernelType reads a typeof userdata value against
+// the key type the kernel holds: an expression that loads another type
+// than the kernel's is not taken at its word.
+func TestTypeofTextHoldsTheKernelType(t *testing.T) {
+	st, ud, err := encodeTypeof("ip daddr . th dport")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := typeofText(ud, st); got != "ip daddr . th dport" {
+		t.Errorf("with its own type: %q", got)
+	}
+	other, _, _ := encodeTypeof("ip6 daddr . th dport")
+	if got := typeofText(ud, other); got != "unsupported expression" {
+		t.Errorf("with the kernel holding ip6 addresses: %q", got)
+	}
+}

@@ -163,9 +163,8 @@ func (c *ruleCompiler) oneField() (*field, error) {
 // numgenFields holds the numgen fields made so far without an offset,
 // by modulus: kube-proxy's layout has one per service chain, and the
 // compact layout's cascade one per endpoint of an affinity Service, of a
-// few moduli. Moduli above
-// maxCachedModulus are made each time, so that the cache stays small
-// whatever the rules say.
+// few moduli. Moduli above maxCachedModulus are made each time, so that
+// the cache stays small whatever the rules say.
 var numgenFields sync.Map // uint32 -> *field
 
 const maxCachedModulus = 4096

@@ -52,7 +52,7 @@ func (r *tableReader) readSets() error {
 		s.Size = descSize(a[unix.NFTA_SET_DESC])
 		if ud, ok := a[nftaSetUserdata]; ok {
 			s.Comment = udataString(ud, udataSetComment)
-			readTypeof(s, ud)
+			readTypeof(s, ud, keyType, dataType)
 		}
 		r.rs.Sets = append(r.rs.Sets, s)
 		if keyOK && dataOK {
@@ -73,27 +73,34 @@ func typeText(t setType, ok bool, raw []byte) string {
 
 // readTypeof names a set's key and data by the expressions its userdata
 // holds, as nft lists a set declared with typeof. One this codec does not
-// write reads as a text no render uses, so that it shows up as drift.
-func readTypeof(s *nft.Set, ud []byte) {
-	key, ok := udataGet(ud, udataSetKeyTypeof)
-	if !ok || typeofIsValue(key) {
+// write, or one that does not load the type the kernel holds, reads as a
+// text no render uses, so that it shows up as drift.
+func readTypeof(s *nft.Set, ud []byte, key, data setType) {
+	keyUD, ok := udataGet(ud, udataSetKeyTypeof)
+	if !ok || typeofIsValue(keyUD) {
 		return
 	}
 	s.Typeof = true
-	var known bool
-	if s.Type, known = decodeTypeof(key); !known {
-		s.Type = "unsupported expression"
-	}
+	s.Type = typeofText(keyUD, key)
 	if s.DataType == "" {
 		return
 	}
-	data, ok := udataGet(ud, udataSetDataTypeof)
+	if dataUD, ok := udataGet(ud, udataSetDataTypeof); ok {
+		s.DataType = typeofText(dataUD, data)
+	} // else a verdict, listed by its type's name
+}
+
+// typeofText decodes a typeof userdata value that loads the kernel's type.
+func typeofText(ud []byte, kernel setType) string {
+	text, ok := decodeTypeof(ud)
+	if ok {
+		st, _, err := encodeTypeof(text)
+		ok = err == nil && setTypeEqual(st, kernel)
+	}
 	if !ok {
-		return // a verdict, listed by its type's name
+		return "unsupported expression"
 	}
-	if s.DataType, known = decodeTypeof(data); !known {
-		s.DataType = "unsupported expression"
-	}
+	return text
 }
 
 // setFlagNames lists a set's flags in the order nft 1.0.6 prints them.

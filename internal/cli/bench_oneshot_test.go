@@ -84,7 +84,8 @@ func report(b *testing.B, wall, cpu time.Duration) {
 // and snapshot decoding included (wall-ms/op and cpu-ms/op are per run):
 //   - render-yaml, render-json: render -f of the snapshot, nftables mode;
 //   - apply-one-endpoint/MODE: apply -f in a lab node that holds the
-//     previous round's rules, one endpoint of one Service moved each round;
+//     previous round's rules, one endpoint of one Service moved each round
+//     (MODE nftables-compact: nftables mode in the compact layout);
 //   - plan-cold/MODE: plan -f, nothing to change, with the tool's state
 //     directory (its caches) emptied before each run.
 func BenchmarkOneShot(b *testing.B) {
@@ -93,7 +94,7 @@ func BenchmarkOneShot(b *testing.B) {
 		bin := binary(b)
 		b.Run(fmt.Sprintf("render-yaml/services=%d", n), func(b *testing.B) { benchRender(b, bin, yamlFile) })
 		b.Run(fmt.Sprintf("render-json/services=%d", n), func(b *testing.B) { benchRender(b, bin, files[0]) })
-		for _, mode := range []string{"nftables", "iptables"} {
+		for _, mode := range []string{"nftables", "nftables-compact", "iptables"} {
 			b.Run(fmt.Sprintf("apply-one-endpoint/%s/services=%d", mode, n), func(b *testing.B) { benchApply(b, mode, files) })
 			b.Run(fmt.Sprintf("plan-cold/%s/services=%d", mode, n), func(b *testing.B) { benchColdPlan(b, mode, files[0]) })
 		}
@@ -109,8 +110,14 @@ func benchRender(b *testing.B, bin, file string) {
 	report(b, wall, cpu)
 }
 
+// oneShotArgs are the flags of a one-shot run in mode: iptables,
+// nftables, or nftables-compact (nftables mode, --nftables-layout=compact).
 func oneShotArgs(mode, file string) []string {
-	return []string{"-f", file, "--node-name", "node1", "--mode=" + mode, "--cluster-cidr=10.128.0.0/9"}
+	args := []string{"-f", file, "--node-name", "node1", "--cluster-cidr=10.128.0.0/9"}
+	if mode == "nftables-compact" {
+		return append(args, "--mode=nftables", "--nftables-layout=compact")
+	}
+	return append(args, "--mode="+mode)
 }
 
 func benchApply(b *testing.B, mode string, files []string) {

@@ -64,6 +64,16 @@ type nftDNATTarget struct {
 	eps   []nodetable.Endpoint
 }
 
+// nftUsesCluster and nftUsesLocal say whether a port has a service- and
+// a local- chain with endpoints to pick from.
+func nftUsesCluster(sp *nodetable.ServicePort) bool {
+	return len(sp.ClusterEndpoints) > 0 && sp.UsesClusterEndpoints()
+}
+
+func nftUsesLocal(sp *nodetable.ServicePort) bool {
+	return len(sp.LocalEndpoints) > 0 && sp.UsesLocalEndpoints()
+}
+
 // nftDNATTargets lists the chains of a port that pick an endpoint by
 // numgen without affinity, as writeServicePort writes them.
 func nftDNATTargets(sp *nodetable.ServicePort) []nftDNATTarget {
@@ -71,10 +81,10 @@ func nftDNATTargets(sp *nodetable.ServicePort) []nftDNATTarget {
 		return nil
 	}
 	var out []nftDNATTarget
-	if len(sp.ClusterEndpoints) > 0 && sp.UsesClusterEndpoints() {
+	if nftUsesCluster(sp) {
 		out = append(out, nftDNATTarget{false, sp.ClusterEndpoints})
 	}
-	if len(sp.LocalEndpoints) > 0 && sp.UsesLocalEndpoints() {
+	if nftUsesLocal(sp) {
 		out = append(out, nftDNATTarget{true, sp.LocalEndpoints})
 	}
 	return out
@@ -145,7 +155,7 @@ func nftPreferredSlot(n nodetable.ServicePortName, local bool) uint32 {
 		for i := 0; i < len(s); i++ {
 			h = (h ^ uint32(s[i])) * 16777619
 		}
-		h = (h ^ 0) * 16777619
+		h *= 16777619 // a zero byte between the parts
 	}
 	add(n.Namespace)
 	add(n.Name)

@@ -38,8 +38,7 @@ func planNFT(sp *nodetable.ServicePort) *nftPlan {
 		comment: truncateNFTComment(sp.Name.String()), chains: nftChainsFor(sp.Name),
 		hasEndpoints: sp.HasEndpoints,
 	}
-	p.usesCluster = len(sp.ClusterEndpoints) > 0 && sp.UsesClusterEndpoints()
-	p.usesLocal = len(sp.LocalEndpoints) > 0 && sp.UsesLocalEndpoints()
+	p.usesCluster, p.usesLocal = nftUsesCluster(sp), nftUsesLocal(sp)
 	p.internal, p.hasInternal = p.chains.cluster, p.hasEndpoints
 	if sp.InternalPolicyLocal {
 		p.internal = p.chains.local
@@ -218,7 +217,7 @@ func (s *nftState) writeFirewallChain(p *nftPlan) {
 
 // writeDNAT fills a service- or local- chain of a service without
 // affinity: one DNAT, or numgen over an anonymous map of endpoints, or in
-// the compact layout numgen over the chain's keys in the shared map.
+// the compact layout numgen over the chain's keys in its shared map.
 func (s *nftState) writeDNAT(p *nftPlan, chain string, local bool, eps []nodetable.Endpoint) {
 	if s.cfg.NFTablesLayout == NFTablesLayoutCompact {
 		s.writeSharedDNAT(p, chain, local, eps)

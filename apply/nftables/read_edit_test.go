@@ -9,6 +9,16 @@ import (
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
+// writtenGolden writes a golden table into a new namespace.
+func writtenGolden(t *testing.T, name string) (*testNS, *Conn, *nft.Ruleset) {
+	t.Helper()
+	ns := newTestNS(t)
+	c := ns.open()
+	rs := goldenTable(t, name)
+	must(t, writeTable(c, rs))
+	return ns, c, rs
+}
+
 func goldenTable(t testing.TB, name string) *nft.Ruleset {
 	t.Helper()
 	for _, tc := range tableCases(t) {
@@ -40,10 +50,7 @@ func (ns *testNS) ruleHandle(family nft.Family, table, chain, rule string) strin
 // rule without the unknown part), a replaced rule reads as its new text,
 // and foreign elements and chains show up.
 func TestHandEditsReadAsDrift(t *testing.T) {
-	ns := newTestNS(t)
-	c := ns.open()
-	rs := goldenTable(t, "session-affinity/ip")
-	must(t, writeTable(c, rs))
+	ns, c, rs := writtenGolden(t, "session-affinity/ip")
 	const tbl = "ip kube-proxy"
 	clusterCheck := "ip daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""
 	handle := ns.ruleHandle(rs.Family, rs.Table, "cluster-ips-check", clusterCheck)
@@ -150,10 +157,7 @@ func goldenWithout(rs *nft.Ruleset, flushed, addedIP string, got *nft.Ruleset) *
 // compares ReadTable with nft's listing (the remaining lifetimes aside,
 // which tick between the two reads).
 func TestDynamicElementsReadAsNFTLists(t *testing.T) {
-	ns := newTestNS(t)
-	c := ns.open()
-	rs := goldenTable(t, "session-affinity/ip")
-	must(t, writeTable(c, rs))
+	ns, c, rs := writtenGolden(t, "session-affinity/ip")
 	set := rs.Sets[len(rs.Sets)-1].Name
 	ns.mustNFT("", "add", "element", "ip", "kube-proxy", set, "{ 10.0.0.1, 10.0.0.2 timeout 1h, 10.0.0.3 timeout 3h }")
 	expires := regexp.MustCompile(` expires [0-9hmsd]+`)
@@ -174,10 +178,7 @@ func TestDynamicElementsReadAsNFTLists(t *testing.T) {
 // back as nft lists it, and one it does not write reads as an
 // unsupported type, never as a set of the right type.
 func TestTypeofSetsRead(t *testing.T) {
-	ns := newTestNS(t)
-	c := ns.open()
-	rs := goldenTable(t, "clusterip-multi-endpoints-compact/ip")
-	must(t, writeTable(c, rs))
+	ns, c, rs := writtenGolden(t, "clusterip-multi-endpoints-compact/ip")
 	const tbl = "ip kube-proxy"
 	ns.mustNFT("add map "+tbl+" known { typeof ip daddr : th dport; }\n"+
 		"add element "+tbl+" known { 10.0.0.1 : 80 }\n"+

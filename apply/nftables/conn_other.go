@@ -32,3 +32,16 @@ func (c *Client) Apply(context.Context, []*Plan) error { return errNeedsLinux }
 func (c *Conn) generation() (uint32, error) { return 0, errNeedsLinux }
 
 func (c *Conn) netnsCookie() (uint64, error) { return 0, errNeedsLinux }
+
+// Generation fails.
+func (c *Conn) Generation() (uint32, error) { return 0, errNeedsLinux }
+
+// RawChains fails.
+func (c *Conn) RawChains(nft.Family, string) ([]RawChain, bool, error) {
+	return nil, false, errNeedsLinux
+}
+
+// RawRules fails.
+func (c *Conn) RawRules(nft.Family, string, string, func([]RawExpr) error) error {
+	return errNeedsLinux
+}

@@ -92,7 +92,7 @@ func (b *Builder) Comment(text string) *Builder {
 		text = text[:CommentMaxLen] // what the kernel keeps: see CommentMaxLen
 	}
 	b.matches = append(b.matches, " -m comment --comment "...)
-	b.matches = appendQuoted(b.matches, text)
+	b.matches = AppendQuoted(b.matches, text)
 	return b
 }
 
@@ -176,7 +176,10 @@ func (b *Builder) Rule() Rule {
 	return Rule(out)
 }
 
-func appendQuoted(buf []byte, s string) []byte {
+// AppendQuoted appends s as iptables-save prints a string option: bare
+// when it is only letters, digits, "_" and "-", otherwise in double quotes
+// with '"', '\\' and "'" escaped by a backslash.
+func AppendQuoted(buf []byte, s string) []byte {
 	plain := s != ""
 	for i := 0; i < len(s) && plain; i++ {
 		c := s[i]

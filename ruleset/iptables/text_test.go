@@ -83,7 +83,7 @@ func FuzzParseRoundTrip(f *testing.F) {
 // quoteString spells a string option the way iptables-save does
 // (xtables_save_string): bare when it is only letters, digits, "_" and "-",
 // otherwise in double quotes with `"`, `\` and `'` escaped.
-func quoteString(s string) string { return string(appendQuoted(nil, s)) }
+func quoteString(s string) string { return string(AppendQuoted(nil, s)) }
 
 // TestBytesIsString: Bytes gives String's text, and encodedLen its length
 // exactly (a short estimate would only cost a copy; a long one, memory).

@@ -111,17 +111,17 @@ func TestCacheInMemory(t *testing.T) {
 	if err := os.Remove(filepath.Join(cacheDirOf(n), cacheFileIPv4)); err != nil {
 		t.Fatal(err)
 	}
-	saves := n.rec.saves
+	dumps := n.rec.dumps
 	n.apply(t, snapshot(web("10.244.0.11", "10.244.1.13")))
 	n.assertNoChanges(t, snapshot(web("10.244.0.11", "10.244.1.13")))
-	if n.rec.saves != saves {
-		t.Errorf("the kernel was dumped %d times although only this client wrote it", n.rec.saves-saves)
+	if n.rec.dumps != dumps {
+		t.Errorf("the kernel was dumped %d times although only this client wrote it", n.rec.dumps-dumps)
 	}
 	n.ipt(t, "-t nat -A KUBE-POSTROUTING -j ACCEPT")
 	if changes := n.plan(t, snapshot(web("10.244.0.11", "10.244.1.13")))[0].Changes; len(changes.Changes) != 1 {
 		t.Errorf("after another writer's change the plan should repair it, got %d changes", len(changes.Changes))
 	}
-	if n.rec.saves == saves {
+	if n.rec.dumps == dumps {
 		t.Error("after another writer's change the kernel was not dumped")
 	}
 }
@@ -148,9 +148,9 @@ func TestDeferredCacheFiles(t *testing.T) {
 		t.Fatalf("SaveCache wrote no file: %v", err)
 	}
 	n.nextRun()
-	saves := n.rec.saves
+	dumps := n.rec.dumps
 	n.assertNoChanges(t, snap)
-	if n.rec.saves != saves {
+	if n.rec.dumps != dumps {
 		t.Error("a next run dumped the kernel instead of reading the saved file")
 	}
 

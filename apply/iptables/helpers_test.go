@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptablesnft"
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -34,12 +36,14 @@ type recordingExec struct {
 	inner    applyipt.Execer
 	restores [][]byte
 	saves    int
+	dumps    int // reads of the kernel: saves, plus reads through ReadNFT
 	failOn   int
 }
 
 func (e *recordingExec) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	if strings.HasSuffix(name, "-save") {
 		e.saves++
+		e.dumps++
 	}
 	if strings.HasSuffix(name, "-restore") {
 		e.restores = append(e.restores, stdin)
@@ -70,6 +74,13 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 	lab := netlab.New(t)
 	rec := &recordingExec{inner: nsExec{ns: lab.Node().Name()}}
 	client := &applyipt.Client{Exec: rec, Backend: b, WaitSeconds: 5, Ownership: render.IPTablesOwnership(), CacheDir: cacheDir(t), Generation: generation(lab.Node()), NetnsCookie: netnsCookie(t, lab.Node()), Counters: lab.Node().NFAcctCounters()}
+	if b == applyipt.NFT {
+		read := readNFT(t, lab.Node())
+		client.ReadNFT = func(f nodetable.Family, tables []ipt.TableName) ([]byte, error) {
+			rec.dumps++
+			return read(f, tables)
+		}
+	}
 	return &node{lab: lab, rec: rec, client: client}
 }
 
@@ -78,7 +89,19 @@ func newNode(t *testing.T, b applyipt.Backend) *node {
 func (n *node) nextRun() {
 	c := n.client
 	n.client = &applyipt.Client{Exec: c.Exec, Backend: c.Backend, WaitSeconds: c.WaitSeconds, Ownership: c.Ownership,
-		CacheDir: c.CacheDir, Generation: c.Generation, NetnsCookie: c.NetnsCookie, Counters: c.Counters}
+		CacheDir: c.CacheDir, Generation: c.Generation, NetnsCookie: c.NetnsCookie, Counters: c.Counters, ReadNFT: c.ReadNFT}
+}
+
+// readNFT is a client's ReadNFT for a lab namespace: a netlink reader
+// opened there, as the CLI opens one in its own.
+func readNFT(tb testing.TB, ns netlab.NS) func(nodetable.Family, []ipt.TableName) ([]byte, error) {
+	tb.Helper()
+	var conn *applynft.Conn
+	if err := ns.Do(func() (err error) { conn, err = applynft.Open(); return err }); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return iptablesnft.Reader{Conn: conn}.Read
 }
 
 // generation reads the nf_tables generation of a lab namespace.

@@ -11,9 +11,12 @@ import (
 	"github.com/spf13/pflag"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptablesnft"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
+	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftgen"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -106,6 +109,7 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own, Counters: ensureNFAcct}
 	if b == applyipt.NFT {
 		client.Generation = nftgen.Read // the cache in memory
+		client.ReadNFT = readNFT
 	}
 	if k.stateDir != "" && b == applyipt.NFT {
 		if cookie, err := nftgen.NetnsCookie(); err == nil {
@@ -117,6 +121,17 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 		}
 	}
 	return client, nil
+}
+
+// readNFT reads iptables-nft's tables of a family in this namespace over
+// netlink, as iptables-nft-save would print them.
+func readNFT(family nodetable.Family, tables []ipt.TableName) ([]byte, error) {
+	conn, err := applynft.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return iptablesnft.Reader{Conn: conn}.Read(family, tables)
 }
 
 // cacheDir opens the cache directory of the network namespace with the

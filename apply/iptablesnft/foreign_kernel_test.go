@@ -109,6 +109,13 @@ func TestNativeRulesAreUnknown(t *testing.T) {
 	if _, err := n.read(nodetable.IPv4); err != nil {
 		t.Fatalf("read after the foreign rule went: %v", err)
 	}
+	// A comment nft keeps in the rule's userdata, which iptables-nft-save
+	// prints as a comment match.
+	n.nft(t, `add rule ip filter INPUT counter comment "kept in userdata"`)
+	if got, err := n.read(nodetable.IPv4); !errors.Is(err, iptablesnft.ErrUnknown) {
+		t.Fatalf("read %q (%v) with a rule's userdata, want ErrUnknown", got, err)
+	}
+	n.nft(t, "flush chain ip filter INPUT")
 	n.nft(t, "add chain ip filter other { type filter hook input priority 10; }")
 	if got, err := n.read(nodetable.IPv4); !errors.Is(err, iptablesnft.ErrUnknown) {
 		t.Fatalf("read %q (%v) with a foreign base chain, want ErrUnknown", got, err)

@@ -77,9 +77,15 @@ func (r Reader) readTable(buf []byte, family nodetable.Family, table ipt.TableNa
 		if !present[c.Name] {
 			continue
 		}
-		err := r.Conn.RawRules(nfam, string(table), c.Name, func(exprs []nftables.RawExpr) error {
+		err := r.Conn.RawRules(nfam, string(table), c.Name, func(rule nftables.RawRule) error {
+			// iptables-nft-save prints a comment kept in the rule's
+			// userdata as a match of its own; iptables-nft v1.8.9 keeps
+			// none there, and this package does not read it.
+			if len(rule.Userdata) > 0 {
+				return unknown("a rule with userdata")
+			}
 			var err error
-			buf, err = appendRule(buf, fam, c.Name, exprs)
+			buf, err = appendRule(buf, fam, c.Name, rule.Exprs)
 			return err
 		})
 		if err != nil {

@@ -42,6 +42,6 @@ func (c *Conn) RawChains(nft.Family, string) ([]RawChain, bool, error) {
 }
 
 // RawRules fails.
-func (c *Conn) RawRules(nft.Family, string, string, func([]RawExpr) error) error {
+func (c *Conn) RawRules(nft.Family, string, string, func(RawRule) error) error {
 	return errNeedsLinux
 }

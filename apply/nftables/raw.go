@@ -19,6 +19,13 @@ type RawChain struct {
 	Bytes    uint64
 }
 
+// RawRule is one rule: its expressions, and its userdata (NFTA_RULE_USERDATA)
+// if it has any.
+type RawRule struct {
+	Exprs    []RawExpr
+	Userdata []byte
+}
+
 // RawExpr is one expression of a rule: its kind and its NFTA_EXPR_DATA.
 type RawExpr struct {
 	Name string

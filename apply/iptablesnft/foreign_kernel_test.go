@@ -66,6 +66,9 @@ var foreignRules = []foreignRule{
 	{nodetable.IPv4, "nat", "PREROUTING", "-d 10.0.0.1/32 -j DNAT --to-destination 10.0.0.2-10.0.0.3", false},
 	{nodetable.IPv4, "nat", "PREROUTING", "-s 10.0.0.0/255.0.255.0 -j RETURN", false},
 	{nodetable.IPv6, "filter", "INPUT", "-d ::10.0.0.1/128 -j ACCEPT", false},
+	{nodetable.IPv4, "filter", "FORWARD", "! -o + -j DROP", false},
+	{nodetable.IPv4, "filter", "INPUT", "-m recent --rcheck --seconds 3000000000 --name X --rsource -j DROP", false},
+	{nodetable.IPv6, "filter", "INPUT", "-m recent --set --name X --mask ::ffff:ffff --rsource -j DROP", false},
 }
 
 // TestForeignRules loads rules the tool never writes, one at a time: Read
@@ -104,6 +107,12 @@ func TestNativeRulesAreUnknown(t *testing.T) {
 	n.nft(t, "add rule ip filter INPUT ip saddr 10.0.0.2 log")
 	if got, err := n.read(nodetable.IPv4); !errors.Is(err, iptablesnft.ErrUnknown) {
 		t.Fatalf("read %q (%v), want ErrUnknown", got, err)
+	}
+	n.nft(t, "flush chain ip filter INPUT")
+	// A test of no address bits, which iptables-nft-save leaves out.
+	n.nft(t, "add rule ip filter INPUT ip saddr 0.0.0.0/0 accept")
+	if got, err := n.read(nodetable.IPv4); !errors.Is(err, iptablesnft.ErrUnknown) {
+		t.Fatalf("read %q (%v) with a /0 test, want ErrUnknown", got, err)
 	}
 	n.nft(t, "flush chain ip filter INPUT")
 	if _, err := n.read(nodetable.IPv4); err != nil {

@@ -3,6 +3,7 @@ package iptablesnft
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -233,7 +234,10 @@ func recentMatch(info []byte, fam family) (string, error) {
 	if err := b.err("recent"); err != nil {
 		return "", err
 	}
-	if sideV > 1 || flags&^(rcheck|set|update|remove|ttl|reap) != 0 || !plainName(n) {
+	maskText, maskOK := maskAddr(info[mask:mask+16], fam)
+	// libxt_recent prints --seconds and --hitcount as signed ints.
+	if sideV > 1 || flags&^(rcheck|set|update|remove|ttl|reap) != 0 || !plainName(n) || !maskOK ||
+		seconds > math.MaxInt32 || hits > math.MaxInt32 {
 		return "", unknown("a recent match of an unknown form")
 	}
 	var s strings.Builder
@@ -260,7 +264,7 @@ func recentMatch(info []byte, fam family) (string, error) {
 	if flags&ttl != 0 {
 		s.WriteString(" --rttl")
 	}
-	s.WriteString(" --name " + n + " --mask " + maskAddr(info[mask:mask+16], fam))
+	s.WriteString(" --name " + n + " --mask " + maskText)
 	s.WriteString([]string{" --rsource", " --rdest"}[sideV])
 	return s.String(), nil
 }
@@ -268,10 +272,11 @@ func recentMatch(info []byte, fam family) (string, error) {
 // plainName reports whether a name prints the same quoted or not.
 func plainName(s string) bool { return s != "" && quoted(s) == " "+s }
 
-// maskAddr prints an address of the family from a union nf_inet_addr.
-func maskAddr(u []byte, fam family) string {
+// maskAddr prints an address of the family from a union nf_inet_addr, if
+// Go spells it as glibc's inet_ntop does.
+func maskAddr(u []byte, fam family) (string, bool) {
 	a, _ := netip.AddrFromSlice(u[:fam.addrSize])
-	return a.String()
+	return a.String(), !a.Is6() || ipv6PrintsAsGo(a)
 }
 
 // portMatch prints the port ranges of struct xt_tcp and struct xt_udp,

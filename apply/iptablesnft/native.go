@@ -143,6 +143,10 @@ func (t test) prefix(size int) (netip.Prefix, error) {
 			}
 		}
 	}
+	// iptables-nft-save leaves out a test of no bits at all.
+	if ones == 0 {
+		return netip.Prefix{}, unknown("an address test of no bits")
+	}
 	a, _ := netip.AddrFromSlice(addr)
 	if a.Is6() && !ipv6PrintsAsGo(a) {
 		return netip.Prefix{}, unknown("an IPv6 address inet_ntop prints with an IPv4 tail")
@@ -189,6 +193,11 @@ func (t test) ifaceName() (string, error) {
 	if i := bytes.IndexByte(d, 0); i >= 0 {
 		if i != len(d)-1 || i == 0 {
 			return "", unknown("an interface name with a NUL inside")
+		}
+		// iptables-nft writes "! -i +" (no interface at all) as an
+		// equality with this name, which iptables-nft-save turns back.
+		if string(d[:i]) == "INVAL/D" {
+			return "", unknown("the interface name iptables-nft writes for \"! -i +\"")
 		}
 		return string(d[:i]), nil
 	}

@@ -24,9 +24,10 @@ const attempts = 3
 
 // Read returns the named tables of a family as iptables-nft-save prints
 // them, one after the other; a table that does not exist prints its
-// built-in chains, as iptables-nft-save -t does. The tables are read chain by chain, so the
-// read is taken again when nf_tables' generation moved meanwhile. A shape
-// this package does not print fails with ErrUnknown.
+// built-in chains, as iptables-nft-save -t does. The tables are read
+// chain by chain, so the read is taken again when nf_tables' generation
+// moved meanwhile. A shape this package does not print fails with
+// ErrUnknown.
 func (r Reader) Read(family nodetable.Family, tables []ipt.TableName) ([]byte, error) {
 	for range attempts {
 		before, err := r.Conn.Generation()

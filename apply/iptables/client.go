@@ -51,11 +51,31 @@ func (OSExec) Run(ctx context.Context, stdin []byte, name string, args ...string
 	if err != nil {
 		var nf *exec.Error
 		if errors.As(err, &nf) {
-			return nil, fmt.Errorf("%s not found: install iptables (legacy or nft backend): %w", name, err)
+			return nil, notFound(name, err)
 		}
 		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
+}
+
+// notFound is the error for a missing iptables tool.
+func notFound(name string, err error) error {
+	return fmt.Errorf("%s not found: install iptables (legacy or nft backend): %w", name, err)
+}
+
+// LookTools reports a missing save or restore tool of backend b before
+// anything reads the kernel. Reading need not run them (ReadNFT and the
+// cache read without iptables-nft-save), but a plan that no apply could
+// carry out would mislead, and a missing tool is then found only when a
+// restore fails.
+func LookTools(b Backend) error {
+	for _, what := range []string{"save", "restore"} {
+		name := "iptables-" + string(b) + "-" + what
+		if _, err := exec.LookPath(name); err != nil {
+			return notFound(name, err)
+		}
+	}
+	return nil
 }
 
 // inputFile returns an anonymous file holding b, positioned at its start:

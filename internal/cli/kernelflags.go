@@ -106,6 +106,9 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 			return nil, err
 		}
 	}
+	if err := applyipt.LookTools(b); err != nil {
+		return nil, err
+	}
 	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own, Counters: ensureNFAcct}
 	if b == applyipt.NFT {
 		client.Generation = nftgen.Read // the cache in memory

@@ -70,7 +70,11 @@ func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool str
 	})
 	waitDaemonSet(t, l)
 	firstSync(t, l)
-	w.scale(t, 3)
+	// The first mode finds web at 3 replicas, the next one at 5. Pods
+	// that scale removes are terminating when scale returns, and the
+	// proxy drops them only once the EndpointSlice controller has said
+	// so; followScale waits for that, as reachAll would not.
+	w.followScale(t, 3)
 	w.reachAll(t)
 	w.followScale(t, 1)
 	w.followScale(t, 5)

@@ -131,17 +131,11 @@ func DeleteNFTables(live *nft.Ruleset) *NFTablesChangeSet {
 }
 
 func diffNFTSets(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
-	liveSets := make(map[string]*nft.Set, len(live.Sets))
-	for _, s := range live.Sets {
-		liveSets[s.Name] = s
-	}
-	wanted := make(map[string]bool, len(desired.Sets))
-	for _, ds := range desired.Sets {
-		wanted[ds.Name] = true
-		ls := liveSets[ds.Name]
+	gone := pairByName(desired.Sets, live.Sets, setName, func(ds, ls *nft.Set) {
 		switch {
 		case ls == nil:
 			cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: CreateSet, Set: declaration(ds), Added: ownedElements(ds)})
+		case ds == ls:
 		case !sameDeclaration(ds, ls):
 			added, removed := diffElements(ds, ls)
 			cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: ReplaceSet, Set: declaration(ds), Old: declaration(ls), Added: added, Removed: removed})
@@ -151,37 +145,26 @@ func diffNFTSets(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
 				cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: UpdateSet, Set: declaration(ds), Added: added, Removed: removed})
 			}
 		}
-	}
-	for _, ls := range live.Sets {
-		if !wanted[ls.Name] {
-			cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: DeleteSet, Set: declaration(ls), Removed: sortedElements(ownedElements(ls))})
-		}
+	})
+	for _, ls := range gone {
+		cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: DeleteSet, Set: declaration(ls), Removed: sortedElements(ownedElements(ls))})
 	}
 }
 
 func diffNFTChains(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
-	// liveChains ends with the live chains that no desired chain matched.
-	liveChains := make(map[string]*nft.Chain, len(live.Chains))
-	for _, c := range live.Chains {
-		liveChains[c.Name] = c
-	}
 	if len(live.Chains) == 0 {
 		cs.Chains = make([]NFTablesChainChange, 0, len(desired.Chains))
 	}
-	for _, dc := range desired.Chains {
-		lc := liveChains[dc.Name]
-		delete(liveChains, dc.Name)
+	gone := pairByName(desired.Chains, live.Chains, chainName, func(dc, lc *nft.Chain) {
 		switch {
 		case lc == nil:
 			cs.Chains = append(cs.Chains, NFTablesChainChange{Verb: CreateChain, Name: dc.Name, Base: dc.Base, Comment: dc.Comment, Rules: dc.Rules})
 		case !dc.Equal(lc):
 			cs.Chains = append(cs.Chains, replaceChain(cs, dc, lc))
 		}
-	}
-	for _, lc := range live.Chains {
-		if liveChains[lc.Name] != nil {
-			cs.Chains = append(cs.Chains, NFTablesChainChange{Verb: DeleteChain, Name: lc.Name, Base: lc.Base, Comment: lc.Comment, Old: lc.Rules})
-		}
+	})
+	for _, lc := range gone {
+		cs.Chains = append(cs.Chains, NFTablesChainChange{Verb: DeleteChain, Name: lc.Name, Base: lc.Base, Comment: lc.Comment, Old: lc.Rules})
 	}
 }
 

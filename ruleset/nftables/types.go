@@ -217,6 +217,9 @@ func (rs *Ruleset) Equal(o *Ruleset) bool {
 // Equal reports whether two sets have the same declaration and elements in
 // the same order.
 func (s *Set) Equal(o *Set) bool {
+	if s == o {
+		return true // a render and the state it left share their sets
+	}
 	return s.Name == o.Name && s.Type == o.Type && s.DataType == o.DataType && s.Typeof == o.Typeof &&
 		s.Size == o.Size && s.Timeout == o.Timeout && s.Comment == o.Comment &&
 		slices.Equal(s.Flags, o.Flags) && slices.Equal(s.Elements, o.Elements)
@@ -224,6 +227,9 @@ func (s *Set) Equal(o *Set) bool {
 
 // Equal reports whether two chains have the same declaration and rules.
 func (c *Chain) Equal(o *Chain) bool {
+	if c == o {
+		return true
+	}
 	if c.Name != o.Name || c.Comment != o.Comment || !slices.Equal(c.Rules, o.Rules) {
 		return false
 	}

@@ -97,3 +97,50 @@ func replayChain(rs *nft.Ruleset, chains map[string]*nft.Chain, c NFTablesChainC
 	}
 	ch.Base, ch.Comment, ch.Rules = c.Base, c.Comment, c.Rules
 }
+
+// AppliedNFTables is ReplayNFTables for a change set that NFTables made
+// from desired and live: the same table (in desired's order), built from
+// desired's own sets and chains rather than from live's. Everything the
+// diff compares is equal in the two; the packet path's elements of a
+// dynamic set are live's, unless the set or the table is made anew. A
+// client that keeps this as the table's state compares the next render,
+// which shares the sets, chains and strings of unchanged Services with
+// this one, mostly by pointer. The result shares desired's sets and
+// chains, so neither may be modified afterwards.
+func AppliedNFTables(desired, live *nft.Ruleset, cs *NFTablesChangeSet) *nft.Ruleset {
+	if cs.Table == DeleteTable {
+		return nil
+	}
+	out := &nft.Ruleset{Family: desired.Family, Table: desired.Table, Comment: desired.Comment}
+	out.Chains = slices.Clip(desired.Chains)
+	out.Sets = make([]*nft.Set, len(desired.Sets))
+	kept := packetPathElements(live, cs)
+	for i, s := range desired.Sets {
+		if IsDynamic(s) {
+			c := *s
+			c.Elements = kept[s.Name]
+			s = &c
+		}
+		out.Sets[i] = s
+	}
+	return out
+}
+
+// packetPathElements returns, by set name, the elements that the packet
+// path put in live's dynamic sets and that outlive cs: none when cs makes
+// the table anew.
+func packetPathElements(live *nft.Ruleset, cs *NFTablesChangeSet) map[string][]nft.Element {
+	if live == nil || cs.Table == CreateTable || cs.Table == RecreateTable {
+		return nil
+	}
+	var out map[string][]nft.Element
+	for _, s := range live.Sets {
+		if IsDynamic(s) && len(s.Elements) > 0 {
+			if out == nil {
+				out = map[string][]nft.Element{}
+			}
+			out[s.Name] = s.Elements
+		}
+	}
+	return out
+}

@@ -18,7 +18,9 @@ type Plan struct {
 	Family nft.Family `json:"family"`
 	// Live is the table as the kernel held it; nil when it had none.
 	Live *nft.Ruleset `json:"-"`
-	// Desired is the rendered table; nil for a reset.
+	// Desired is the rendered table; nil for a reset. Changes is always
+	// diff.NFTables(Desired, Live): the cache builds the state an apply
+	// leaves from both.
 	Desired *nft.Ruleset            `json:"-"`
 	Changes *diff.NFTablesChangeSet `json:"changes"`
 	// Pending lists the stale chains that Apply emptied but could not

@@ -143,12 +143,21 @@ func (c *Client) remember(plans []*Plan, commits int) {
 
 // appliedState is the table as the kernel holds it after p was applied:
 // Live with the changes replayed, and the pending stale chains still
-// there, emptied.
+// there, emptied. When p has a render, the state is built from it
+// (diff.AppliedNFTables), so that the next plan, whose render shares
+// what did not change, compares by pointer; after an apply with no
+// changes too, so that the render's objects replace those read from
+// the kernel from the first apply on.
 func appliedState(p *Plan) *nft.Ruleset {
-	if p.Changes.Empty() {
+	var rs *nft.Ruleset
+	switch {
+	case p.Desired != nil:
+		rs = diff.AppliedNFTables(p.Desired, p.Live, p.Changes)
+	case p.Changes.Empty():
 		return p.Live
+	default:
+		rs = diff.ReplayNFTables(p.Live, p.Changes)
 	}
-	rs := diff.ReplayNFTables(p.Live, p.Changes)
 	for _, name := range p.Pending {
 		for _, ch := range p.Changes.Chains {
 			if ch.Verb == diff.DeleteChain && ch.Name == name {

@@ -106,9 +106,12 @@ func NFTables(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 // sortSets puts every set's elements in order, the first Service port in
 // table order keeping a contested key (sortDedupe), and fills the compact
 // layout's maps, whose keys no two ports share, in order.
-func (s *nftState) sortSets() {
+func (s *nftState) sortSets() { s.sortSetsWith(sortDedupe) }
+
+// sortSetsWith is sortSets with sort in place of sortDedupe.
+func (s *nftState) sortSetsWith(sort func(*nft.Set)) {
 	for _, set := range s.rs.Sets {
-		sortDedupe(set)
+		sort(set)
 	}
 	s.fillEndpointsMaps()
 }

@@ -54,6 +54,14 @@ func TestNFTablesRendererReusesUnchangedPorts(t *testing.T) {
 	if reused == 0 || renewed > len(before.Chains)/2 {
 		t.Errorf("%d chains reused, %d written anew of %d", reused, renewed, len(after.Chains))
 	}
+	// An endpoint change leaves the Service addresses as they were: the
+	// sorted set is taken over, not sorted again.
+	for _, name := range []string{"cluster-ips", "service-ips"} {
+		b, a := before.Set(name).Elements, after.Set(name).Elements
+		if len(a) == 0 || &a[0] != &b[0] {
+			t.Errorf("set %s was sorted again", name)
+		}
+	}
 }
 
 // TestSamePortSeesEveryField changes each field of a ServicePort in turn:

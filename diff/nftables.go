@@ -227,6 +227,9 @@ func ownedElements(s *nft.Set) []nft.Element {
 // comment), so that a changed value is one removal and one addition.
 func diffElements(desired, live *nft.Set) (added, removed []nft.Element) {
 	want, have := ownedElements(desired), ownedElements(live)
+	if len(want) == len(have) && (len(want) == 0 || &want[0] == &have[0]) {
+		return nil, nil // the render's own elements, kept as the state
+	}
 	if slices.Equal(want, have) {
 		return nil, nil // the usual case, found in one pass
 	}

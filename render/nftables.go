@@ -106,14 +106,15 @@ func NFTables(t *nodetable.ServiceTable, cfg Config) *nft.Ruleset {
 // sortSets puts every set's elements in order, the first Service port in
 // table order keeping a contested key (sortDedupe), and fills the compact
 // layout's maps, whose keys no two ports share, in order.
-func (s *nftState) sortSets() { s.sortSetsWith(sortDedupe) }
+func (s *nftState) sortSets() { s.sortSetsWith(sortDedupe, joinRuns) }
 
-// sortSetsWith is sortSets with sort in place of sortDedupe.
-func (s *nftState) sortSetsWith(sort func(*nft.Set)) {
+// sortSetsWith is sortSets with sort in place of sortDedupe and join in
+// place of joinRuns.
+func (s *nftState) sortSetsWith(sort func(*nft.Set), join func(i int, runs []nftKeyRun) []nft.Element) {
 	for _, set := range s.rs.Sets {
 		sort(set)
 	}
-	s.fillEndpointsMaps()
+	s.fillEndpointsMaps(join)
 }
 
 func newNFTState(t *nodetable.ServiceTable, cfg *Config) *nftState {

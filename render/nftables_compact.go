@@ -208,23 +208,30 @@ func (s *nftState) addEndpointKeys(r nftKeyRun) {
 // fillEndpointsMaps gives each shared map its elements, in the order
 // SortElements would put them: the chains' runs of keys do not overlap,
 // so sorting the runs by offset sorts the keys, at the cost of sorting
-// one run per chain rather than one element per endpoint.
-func (s *nftState) fillEndpointsMaps() {
+// one run per chain rather than one element per endpoint. join (joinRuns,
+// or the memoizing renderer's) makes map i's elements of its sorted runs.
+func (s *nftState) fillEndpointsMaps(join func(i int, runs []nftKeyRun) []nft.Element) {
 	for i, m := range s.endpoints {
 		runs := s.keyRuns[i]
 		if m == nil || len(runs) == 0 {
 			continue
 		}
 		slices.SortFunc(runs, func(a, b nftKeyRun) int { return cmp.Compare(a.offset, b.offset) })
-		n := 0
-		for _, r := range runs {
-			n += len(r.elements)
-		}
-		m.Elements = make([]nft.Element, 0, n)
-		for _, r := range runs {
-			m.Elements = append(m.Elements, r.elements...)
-		}
+		m.Elements = join(i, runs)
 	}
+}
+
+// joinRuns returns the elements of runs, one after the other.
+func joinRuns(_ int, runs []nftKeyRun) []nft.Element {
+	n := 0
+	for _, r := range runs {
+		n += len(r.elements)
+	}
+	out := make([]nft.Element, 0, n)
+	for _, r := range runs {
+		out = append(out, r.elements...)
+	}
+	return out
 }
 
 // writeEndpointsMaps assigns the compact layout's offsets and declares

@@ -28,6 +28,14 @@ type NFTablesRenderer struct {
 	sorted map[string]nftSorted
 	// chains and sets count the last Render's chains and sets.
 	chains, sets int
+	// joined is each compact endpoint map's runs of keys and elements
+	// in the last Render.
+	joined map[int]nftJoined
+}
+
+type nftJoined struct {
+	runs     []nftKeyRun
+	elements []nft.Element
 }
 
 type nftSorted struct{ in, out []nft.Element }
@@ -69,7 +77,7 @@ func (r *NFTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *nft.Ru
 		}
 		next[sp.Name] = out
 	}
-	s.sortSetsWith(r.sorter(shared))
+	s.sortSetsWith(r.sorter(shared), r.joiner())
 	r.setup, r.ports = setup, next
 	r.chains, r.sets = len(s.rs.Chains), len(s.rs.Sets)
 	return s.rs
@@ -175,4 +183,30 @@ func (s *nftState) replay(out *nftPortOutput, shared []*nft.Set) {
 	for _, r := range out.endpoints {
 		s.addEndpointKeys(r)
 	}
+}
+
+// joiner returns the join of Render: joinRuns, except that a compact
+// endpoint map whose runs of keys are the very runs of the last Render
+// (every chain in it memoized) takes that Render's elements, the same
+// slice, which the plan then finds unchanged without reading it.
+func (r *NFTablesRenderer) joiner() func(i int, runs []nftKeyRun) []nft.Element {
+	prev := r.joined
+	r.joined = make(map[int]nftJoined, len(prev))
+	return func(i int, runs []nftKeyRun) []nft.Element {
+		j, ok := prev[i]
+		if !ok || !sameRuns(j.runs, runs) {
+			j = nftJoined{runs: runs, elements: joinRuns(i, runs)}
+		}
+		r.joined[i] = j
+		return j.elements
+	}
+}
+
+// sameRuns reports whether a and b are the same runs: the same offsets
+// and the very same element slices.
+func sameRuns(a, b []nftKeyRun) bool {
+	return slices.EqualFunc(a, b, func(x, y nftKeyRun) bool {
+		return x.offset == y.offset && len(x.elements) == len(y.elements) &&
+			(len(x.elements) == 0 || &x.elements[0] == &y.elements[0])
+	})
 }

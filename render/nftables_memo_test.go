@@ -26,6 +26,9 @@ func TestNFTablesRendererMatchesNFTables(t *testing.T) {
 	steps := append(m.steps(),
 		memoStep{"masquerade all", m.otherNode, masqAll},
 		memoStep{"compact layout", m.otherNode, compact},
+		memoStep{"compact, again", m.otherNode, compact},
+		memoStep{"compact, endpoint changed", synthetic.WithOneEndpointChanged(m.otherNode, 40, 2), compact},
+		memoStep{"compact, ports removed", m.fewer, compact},
 		memoStep{"kube-proxy layout again", m.otherNode, m.cfg})
 	var r render.NFTablesRenderer
 	checkMemoSteps(t, steps,
@@ -57,11 +60,42 @@ func TestNFTablesRendererReusesUnchangedPorts(t *testing.T) {
 	// An endpoint change leaves the Service addresses as they were: the
 	// sorted set is taken over, not sorted again.
 	for _, name := range []string{"cluster-ips", "service-ips"} {
-		b, a := before.Set(name).Elements, after.Set(name).Elements
-		if len(a) == 0 || &a[0] != &b[0] {
+		if !sameElements(before.Set(name), after.Set(name)) {
 			t.Errorf("set %s was sorted again", name)
 		}
 	}
+}
+
+// TestNFTablesRendererReusesUnchangedMaps checks that in the compact
+// layout an endpoint change builds only its own endpoint map anew: the
+// others keep the last render's elements, the same slice.
+func TestNFTablesRendererReusesUnchangedMaps(t *testing.T) {
+	base := synthetic.Table(2000, 3)
+	cfg := render.DefaultConfig()
+	cfg.NFTablesLayout = render.NFTablesLayoutCompact
+	var r render.NFTablesRenderer
+	before := r.Render(base, cfg)
+	after := r.Render(synthetic.WithOneEndpointChanged(base, 20, 1), cfg)
+	var renewed []string
+	maps := 0
+	for _, s := range after.Sets {
+		if !strings.HasPrefix(s.Name, "endpoint-addresses-") {
+			continue
+		}
+		maps++
+		if !sameElements(before.Set(s.Name), s) {
+			renewed = append(renewed, s.Name)
+		}
+	}
+	if maps < 200 || len(renewed) != 1 {
+		t.Errorf("of %d endpoint maps, %d were built anew (%v...); want one", maps, len(renewed), renewed[:min(3, len(renewed))])
+	}
+}
+
+// sameElements reports whether two sets hold the very same elements slice.
+func sameElements(a, b *nft.Set) bool {
+	return a != nil && b != nil && len(a.Elements) > 0 && len(a.Elements) == len(b.Elements) &&
+		&a.Elements[0] == &b.Elements[0]
 }
 
 // TestSamePortSeesEveryField changes each field of a ServicePort in turn:

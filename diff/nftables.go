@@ -135,7 +135,6 @@ func diffNFTSets(cs *NFTablesChangeSet, desired, live *nft.Ruleset) {
 		switch {
 		case ls == nil:
 			cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: CreateSet, Set: declaration(ds), Added: ownedElements(ds)})
-		case ds == ls:
 		case !sameDeclaration(ds, ls):
 			added, removed := diffElements(ds, ls)
 			cs.Sets = append(cs.Sets, NFTablesSetChange{Verb: ReplaceSet, Set: declaration(ds), Old: declaration(ls), Added: added, Removed: removed})

@@ -1,7 +1,7 @@
 package cluster
 
 // Exported for the tests of package cluster_test, which build their
-// snapshots with internal/synthetic (which imports this package).
+// snapshots with test/synthetic (which imports this package).
 var (
 	FastYAMLToJSON  = fastJSON
 	BlockYAMLToJSON = blockJSON

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
 // TestFastYAMLToJSONTakesKubectlOutput: what kubectl and WriteYAML print

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the data plane of every proxy mode once and draws
 # docs/PERFORMANCE.md's section "The data plane, mode by mode" from that
-# one run (internal/dataplane, BenchmarkDataplane):
+# one run (test/dataplane, BenchmarkDataplane):
 #
 #   1. on this host: iptables (iptables-nft), nftables and the compact
 #      nftables layout, at DATAPLANE_SIZES (default 100,1000,10000);
@@ -9,7 +9,7 @@
 #      relative figures): ipvs, which this host's kernel lacks, and the
 #      other modes beside it, at DATAPLANE_VM_SIZES (default 100,1000,10000) and
 #      DATAPLANE_VM_MODES (default all four);
-#   3. internal/dataplane/plot turns the two outputs into the SVGs under
+#   3. test/dataplane/plot turns the two outputs into the SVGs under
 #      docs/perf/ and the tables between the markers of docs/PERFORMANCE.md.
 #
 # The raw output stays under _cache/bench-dataplane/ (git-ignored), with
@@ -37,13 +37,13 @@ trap 'kill "$sampler" 2>/dev/null || true' EXIT
 echo "bench-dataplane: host modes at $sizes" >&2
 DATAPLANE_SIZES=$sizes DATAPLANE_MODES=iptables,nftables,nftables-compact \
   go test -count=1 -timeout 120m -run '^$' -bench '^BenchmarkDataplane$' -benchtime 1x \
-  ./internal/dataplane | tee "$out/host.txt"
+  ./test/dataplane | tee "$out/host.txt"
 
 inputs=(-in "host=$out/host.txt")
 if [ -z "${SKIP_VM:-}" ]; then
   echo "bench-dataplane: VM, $vm_modes at $vm_sizes" >&2
   DATAPLANE_VM=1 DATAPLANE_VM_SIZES=$vm_sizes DATAPLANE_VM_MODES=$vm_modes \
-    go test -count=1 -timeout 180m -run '^TestDataplaneInVM$' -v ./internal/dataplane | tee "$out/vm.txt"
+    go test -count=1 -timeout 180m -run '^TestDataplaneInVM$' -v ./test/dataplane | tee "$out/vm.txt"
   inputs+=(-in "vm=$out/vm.txt")
 fi
 kill "$sampler" 2>/dev/null || true
@@ -57,7 +57,7 @@ about="Measured by \`hack/bench-dataplane.sh\` on $started in one run of $((wall
 host ${DATAPLANE_MACHINE:-$cpus-core $(uname -m) machine} ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), \
 kernel $(uname -r), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); \
 load average during the run (1/5/15 min, every 10 s): $load; the machine was shared with other work. \
-VM: qemu TCG, one vCPU, 4 GiB, kernel ${vm_kernel:-unknown} (internal/vmtest). \
+VM: qemu TCG, one vCPU, 4 GiB, kernel ${vm_kernel:-unknown} (test/vmtest). \
 Host sizes $sizes; VM sizes $vm_sizes. 10 endpoints per Service."
-go run ./internal/dataplane/plot "${inputs[@]}" -svg docs/perf -doc docs/PERFORMANCE.md -about "$about"
+go run ./test/dataplane/plot "${inputs[@]}" -svg docs/perf -doc docs/PERFORMANCE.md -about "$about"
 echo "bench-dataplane: done in ${wall}s; raw output in $out, charts in docs/perf" >&2

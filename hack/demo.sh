@@ -49,7 +49,7 @@ step "3. plan again: the node matches the cluster"
 show 5 svcp plan --example
 
 step "4. the cluster changes: web loses endpoint 10.244.1.13, Service default/api appears"
-sed '/addresses: \[10.244.1.13\]/,+2d' examples/snapshot.yaml > "$state/cluster.yaml"
+sed '/addresses: \[10.244.1.13\]/,+2d' internal/example/snapshot.yaml > "$state/cluster.yaml"
 cat >> "$state/cluster.yaml" <<'YAML'
 ---
 apiVersion: v1

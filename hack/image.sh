@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the kubectl-svcproxy OCI image with no registry: the root
 # filesystem is assembled from Debian 12 (bookworm) packages, the static
-# binary is added, and internal/ociimage writes one multi-platform OCI
+# binary is added, and test/ociimage writes one multi-platform OCI
 # archive that `podman load` and `ctr -n k8s.io images import` read.
 # docs/IMAGE.md explains the contents.
 #
@@ -89,7 +89,7 @@ for arch in "${arch_list[@]}"; do
 done
 
 echo "image.sh: writing the archive (at ${SECONDS}s)" >&2
-go run ./internal/ociimage/mkimage -out "$out/kubectl-svcproxy.oci.tar" -ref "$ref" -created "$epoch" \
+go run ./test/ociimage/mkimage -out "$out/kubectl-svcproxy.oci.tar" -ref "$ref" -created "$epoch" \
   -entrypoint /usr/local/bin/kubectl-svcproxy \
   -env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   -label org.opencontainers.image.title=kubectl-svcproxy \

@@ -7,7 +7,7 @@ set -euo pipefail
 # qemu-system-x86 and busybox-static boot the IPVS test VM (hack/vm/README.md);
 # ipvsadm goes into that VM, where the drift tests edit IPVS by hand.
 # runc and containernetworking-plugins (bridge, host-local, loopback in
-# /usr/lib/cni) run the pods of the kubelet end-to-end test (internal/kubeletlab).
+# /usr/lib/cni) run the pods of the kubelet end-to-end test (test/kubeletlab).
 packages=(iptables nftables ipset conntrack socat iproute2 util-linux qemu-system-x86 busybox-static ipvsadm runc containernetworking-plugins)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Helpers for the kernel tests built on internal/netlab. They need root.
+# Helpers for the kernel tests built on test/netlab. They need root.
 #
 #   hack/netlab.sh test [go test flags] [./packages...]
 #       run kernel tests (default flags -v -count=1, default package
-#       ./internal/netlab/)
+#       ./test/netlab/)
 #   hack/netlab.sh list
 #       list lab namespaces (svcp-<pid>-<random>-<role>) and whether the
 #       test process that made them still runs
@@ -42,11 +42,11 @@ test)
 	pkgs=()
 	for arg in "$@"; do
 		if [[ $arg == ./* ]]; then pkgs=(); break; fi
-		pkgs=(./internal/netlab/)
+		pkgs=(./test/netlab/)
 	done
 	if [[ $# -eq 0 ]]; then
 		set -- -v -count=1
-		pkgs=(./internal/netlab/)
+		pkgs=(./test/netlab/)
 	fi
 	exec go test "$@" "${pkgs[@]}"
 	;;

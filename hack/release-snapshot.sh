@@ -9,7 +9,7 @@
 #   hack/release-snapshot.sh          build goreleaser if needed, check, snapshot
 #   hack/release-snapshot.sh build    only build goreleaser; print its path
 #
-# After the snapshot it runs internal/release's TestSnapshotRelease, which
+# After the snapshot it runs test/release's TestSnapshotRelease, which
 # makes another into a temporary directory (from the build cache) and
 # checks every archive against deploy/krew/svcproxy.yaml. CI does not run
 # this script: from empty caches, goreleaser and five targets cost more
@@ -58,4 +58,4 @@ cd "$root"
 start=$SECONDS
 "$out/goreleaser" release --snapshot --clean --skip=publish
 echo "release: snapshot in dist/ in $((SECONDS - start))s" >&2
-SVCPROXY_RELEASE_SNAPSHOT=1 go test -count=1 -run '^TestSnapshotRelease$' ./internal/release
+SVCPROXY_RELEASE_SNAPSHOT=1 go test -count=1 -run '^TestSnapshotRelease$' ./test/release

@@ -10,12 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/goldencase"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/goldencase"
 )
 
-// goldenCase is one golden scenario (internal/goldencase) with render's
+// goldenCase is one golden scenario (test/goldencase) with render's
 // methods on it.
 type goldenCase struct{ *goldencase.Case }
 

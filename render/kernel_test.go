@@ -11,10 +11,10 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nsthread"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // requireRoot skips kernel tests where they cannot run, or fails them

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
 // keyRange is the keys one DNAT chain holds in the shared map.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
 // nftKernelRoundTrip loads rs's script (its listing text behind a

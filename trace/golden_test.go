@@ -10,14 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/goldencase"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/goldencase"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 
-// scenario is a golden scenario (internal/goldencase) with its tables.
+// scenario is a golden scenario (test/goldencase) with its tables.
 type scenario struct {
 	*goldencase.Case
 	tables *nodetable.Tables

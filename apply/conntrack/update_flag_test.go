@@ -1,4 +1,4 @@
 package conntrack_test
 
-// Accept `go test ./... -update` in every package (see internal/golden).
-import _ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
+// Accept `go test ./... -update` in every package (see test/golden).
+import _ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 func benchConfig() render.Config {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
 const cacheFileIPv4 = "iptables-nft-ipv4.rules"

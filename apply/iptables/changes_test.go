@@ -11,7 +11,7 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
 // TestChangesFollowTheSnapshot applies a series of snapshots to a node that

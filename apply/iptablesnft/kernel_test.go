@@ -8,12 +8,12 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptablesnft"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/goldencase"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/goldencase"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // node is a lab namespace with a reader opened inside it.

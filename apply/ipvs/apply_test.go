@@ -11,12 +11,12 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // renderTable renders a synthetic table in ipvs mode for the lab's node IP.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
 // TestIPVSGracefulTermination holds a TCP connection open to one backend,

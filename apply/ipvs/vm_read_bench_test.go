@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/vmtest"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/vmtest"
 )
 
 // BenchmarkIPVSRead measures reading every virtual server with its real

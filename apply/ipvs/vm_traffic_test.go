@@ -10,14 +10,14 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/traffic"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/vmtest"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/traffic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/vmtest"
 )
 
-// TestIPVSTraffic runs the shared traffic scenarios (internal/traffic)
+// TestIPVSTraffic runs the shared traffic scenarios (test/traffic)
 // through ipvs mode: node1's state is rendered, planned and applied with
 // this package's Client into the lab's node, and real connections must
 // land where the scenario says.

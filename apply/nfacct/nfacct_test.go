@@ -5,8 +5,8 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // In a fresh network namespace the kernel answers nfacct, has none of

@@ -13,13 +13,13 @@ import (
 	"golang.org/x/tools/txtar"
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // requireKernel skips (under CI fails) a test that cannot create network

@@ -11,8 +11,8 @@ import (
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
 const cacheFileIP = "nftables-ip-kube-proxy.table"

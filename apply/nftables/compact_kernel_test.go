@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/synthetic"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
 // TestCompactEndpointChangeIsElementsOnly replaces one endpoint of a

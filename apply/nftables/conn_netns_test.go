@@ -11,10 +11,10 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/nsthread"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nsthread"
+	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // testNS is a bare network namespace for one test: no interfaces but lo,

@@ -4,8 +4,8 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
 // chiSquareCritical3 is the chi-square distribution's critical value for 3

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the test cluster's binaries, kube-apiserver, etcd and kube-proxy
-# (the conformance reference, internal/conformance), from the
+# (the conformance reference, test/conformance), from the
 # hack/tools module (k8s.io/kubernetes and go.etcd.io/etcd/server/v3 from the
 # Go module proxy) into _cache/testcluster/<kubernetes version>/ (git-ignored).
 # A binary that is already there, or in the machine's shared cache, is not
 # rebuilt. Prints the directory on stdout, and
 # timings on stderr.
 #
-# The first build takes minutes; internal/testcluster runs this script when
+# The first build takes minutes; test/testcluster runs this script when
 # the binaries are missing, and hack/test.sh runs it before the tests.
 #
 # `build.sh kube-proxy-v1.25` builds only kube-proxy v1.25 instead, the
@@ -16,7 +16,7 @@
 # into _cache/testcluster/v1.25.<patch>/.
 #
 # `build.sh node` builds the rest of a real cluster for the kubelet end-to-end
-# test (internal/kubeletlab): kubelet, kube-controller-manager,
+# test (test/kubeletlab): kubelet, kube-controller-manager,
 # kube-scheduler and kubectl, from the same hack/tools module and version.
 # `build.sh containerd` builds containerd v2, its runc shim and ctr from
 # their own module hack/tools/containerd (so that containerd's dependencies

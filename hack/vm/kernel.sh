@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches Debian's cloud kernel for the IPVS test VM (internal/vmtest).
+# Fetches Debian's cloud kernel for the IPVS test VM (test/vmtest).
 #
 # The package is downloaded with `apt-get download` and unpacked with
 # dpkg-deb -x, never installed, into

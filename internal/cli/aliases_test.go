@@ -13,7 +13,7 @@ import (
 // the tool's setting: the render is byte for byte the one of the tool's
 // own flag.
 func TestAliasesRenderAsTheirFlag(t *testing.T) {
-	snapshot := filepath.Join("..", "..", "examples", "snapshot.yaml")
+	snapshot := filepath.Join("..", "example", "snapshot.yaml")
 	for _, tc := range []struct{ alias, flag []string }{
 		{[]string{"--proxy-mode=nftables"}, []string{"--mode=nftables"}},
 		{[]string{"--proxy-mode", "ipvs"}, []string{"--mode=ipvs"}},

@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // run executes the root command in-process and returns stdout, stderr and
@@ -130,7 +130,7 @@ func TestErrorsExitTwo(t *testing.T) {
 }
 
 func TestReadsStdin(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "snapshot.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "example", "snapshot.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

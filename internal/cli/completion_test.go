@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
 // completions runs `__complete args...` through the cobra command and

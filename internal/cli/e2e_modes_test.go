@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // e2eMode is a proxy mode as the cluster and watch end-to-end tests drive
@@ -20,7 +20,7 @@ type e2eMode interface {
 	args() []string
 	// applied starts apply's summary line, naming the backend.
 	applied(n *e2eNode) string
-	// requireUsable skips t, or fails it under CI (internal/testenv),
+	// requireUsable skips t, or fails it under CI (test/testenv),
 	// when the test machine lacks what the test needs to inspect the
 	// mode's state.
 	requireUsable(t *testing.T)

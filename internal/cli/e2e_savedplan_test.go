@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/examples"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 )
 
 // A saved plan is executed exactly, or not at all: apply FILE writes what
@@ -42,7 +42,7 @@ func testSavedPlan(t *testing.T, n *e2eNode, args []string, kernel func() string
 	expect(t, n.run("plan", args...), ExitOK, "No changes")
 
 	// A plan that removes one Service, made, then overtaken by a hand edit.
-	docs := strings.Split(string(examples.Snapshot), "\n---\n")
+	docs := strings.Split(string(example.Snapshot), "\n---\n")
 	fewer := filepath.Join(n.dir, "fewer.yaml")
 	writeFile(t, fewer, keepServices(docs, 3))
 	fileArgs := append([]string{"-f", fewer, "--node-name=node1"}, nonExample(args)...)

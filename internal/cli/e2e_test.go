@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/netlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // planSummaryRE is the last line of a plan with changes on an empty node:
@@ -247,13 +247,13 @@ func TestE2ETrafficFollowsApply(t *testing.T) {
 		assertSpread(t, n, "web-11", "web-12", "web-13")
 
 		// The same cluster with web's endpoint 10.244.0.12 gone.
-		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "snapshot.yaml"))
+		data, err := os.ReadFile(filepath.Join("..", "example", "snapshot.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		const gone = "- addresses: [10.244.0.12]\n  conditions: {ready: true, serving: true, terminating: false}\n  nodeName: node1\n"
 		if strings.Count(string(data), gone) != 1 {
-			t.Fatalf("examples/snapshot.yaml no longer lists web's endpoint 10.244.0.12 as this test expects")
+			t.Fatalf("internal/example/snapshot.yaml no longer lists web's endpoint 10.244.0.12 as this test expects")
 		}
 		path := filepath.Join(n.dir, "two-endpoints.yaml")
 		if err := os.WriteFile(path, []byte(strings.Replace(string(data), gone, "", 1)), 0o644); err != nil {

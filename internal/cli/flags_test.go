@@ -217,7 +217,7 @@ func TestNodeNameHelpShowsOneDefault(t *testing.T) {
 		t.Skip("no hostname")
 	}
 	// The example has no Node of that name: the error names the hostname.
-	_, stderr, code := run(t, "", "render", "-f", filepath.Join("..", "..", "examples", "snapshot.yaml"))
+	_, stderr, code := run(t, "", "render", "-f", filepath.Join("..", "example", "snapshot.yaml"))
 	if code != ExitError || !strings.Contains(stderr, strings.ToLower(host)) {
 		t.Errorf("render without --node-name: exit %d, %q; want an error naming the hostname %q", code, stderr, host)
 	}

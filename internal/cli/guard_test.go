@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/examples"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 )
 
 // An empty, truncated or wrong input never wipes a node: apply refuses it
@@ -15,7 +15,7 @@ import (
 func TestE2EGuardRails(t *testing.T) {
 	n := newE2ENode(t, "nft")
 	expect(t, n.run("apply", exampleArgs...), ExitOK)
-	docs := strings.Split(string(examples.Snapshot), "\n---\n")
+	docs := strings.Split(string(example.Snapshot), "\n---\n")
 	write := func(name, text string) string {
 		p := filepath.Join(n.dir, name)
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -34,7 +34,7 @@ func TestE2EGuardRails(t *testing.T) {
 		{"empty list", []string{"-f", write("list.yaml", "apiVersion: v1\nkind: List\nitems: []\n"), "--node-name=node1"}, "holds no Services"},
 		{"truncated before the Services", []string{"-f", write("cut.yaml", strings.Join(docs[:2], "\n---\n")), "--node-name=node1"}, "holds no Services"},
 		{"truncated after one Service", []string{"-f", write("one.yaml", oneService), "--node-name=node1"}, "--max-removal=50%"},
-		{"another cluster's snapshot", []string{"-f", write("other.yaml", strings.ReplaceAll(string(examples.Snapshot), "node1", "worker-7")), "--node-name=node1"}, `no Node "node1"`},
+		{"another cluster's snapshot", []string{"-f", write("other.yaml", strings.ReplaceAll(string(example.Snapshot), "node1", "worker-7")), "--node-name=node1"}, `no Node "node1"`},
 		{"wrong node name", []string{"--example", "--node-name=node2"}, "node2"},
 	}
 	for _, tc := range cases {

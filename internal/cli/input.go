@@ -12,7 +12,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/examples"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
@@ -50,7 +50,7 @@ func namespaceFlagError(_ *cobra.Command, err error) error {
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {
 	s.conn.addFlags(fs)
 	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
-	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+examples.NodeName+")")
+	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+example.NodeName+")")
 }
 
 func (s *inputFlags) validate() error {
@@ -63,7 +63,7 @@ func (s *inputFlags) validate() error {
 // complete defaults --node-name to the example's node when --example is used.
 func (s *inputFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
 	if s.example && !cmd.Flags().Changed("node-name") {
-		p.NodeName = examples.NodeName
+		p.NodeName = example.NodeName
 	}
 }
 
@@ -77,7 +77,7 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 	case s.saved != nil:
 		snap, err = cluster.Decode("the saved plan's snapshot", s.saved)
 	case s.example:
-		snap, err = cluster.Decode("example", examples.Snapshot)
+		snap, err = cluster.Decode("example", example.Snapshot)
 	case s.file != "":
 		snap, err = cluster.LoadFile(s.file, c.streams.In)
 	default:

@@ -20,7 +20,7 @@ import (
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/examples"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -41,7 +41,7 @@ status:
 // example, a Node alone, and every golden scenario's input.
 func outputInputs(t *testing.T) map[string]string {
 	t.Helper()
-	inputs := map[string]string{"example": string(examples.Snapshot), "node-only": nodeOnly}
+	inputs := map[string]string{"example": string(example.Snapshot), "node-only": nodeOnly}
 	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.txtar"))
 	if len(paths) == 0 {
 		t.Fatal("no golden scenarios")

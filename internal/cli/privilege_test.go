@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 func TestHasEffectiveCap(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 )
 
 // The README's command reference sits between these markers.

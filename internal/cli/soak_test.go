@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
 // soakEnv sets how long TestWatchSoak runs, a Go duration shared by the

@@ -24,7 +24,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/testcluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
 // TestAgainstAPIServer checks the informers' snapshot and the preflight

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/goldencase"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/goldencase"
 )
 
 // TestTrimKeepsWhatBuildReads builds every golden scenario from its

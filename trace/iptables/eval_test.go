@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
+	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 

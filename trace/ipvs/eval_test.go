@@ -4,9 +4,9 @@ import (
 	"net/netip"
 	"testing"
 
-	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
+	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 

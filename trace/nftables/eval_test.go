@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
+	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
 

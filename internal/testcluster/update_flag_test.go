@@ -1,4 +1,0 @@
-package testcluster
-
-// Accept `go test ./... -update` in every package (see internal/golden).
-import _ "github.com/kubectl-svcproxy/kubectl-svcproxy/internal/golden"

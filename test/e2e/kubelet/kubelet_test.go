@@ -1,0 +1,169 @@
+// Package kubelet is the end-to-end test on a real single-node cluster
+// (test/kubeletlab): it deploys kubectl-svcproxy as a user does, with
+// the image of hack/image.sh and the manifests of deploy/ filled in by
+// hack/manifests.sh, then serves a Deployment through a ClusterIP and
+// NodePort Service and checks that traffic from a pod, from the node and
+// from outside reaches every backend, follows scaling, and that
+// established connections survive the DaemonSet pod's replacement; in
+// iptables mode, then in nftables mode on the same cluster. IPVS is not
+// run: this kernel has no IPVS (test/e2e/ipvs runs it in a VM).
+package kubelet
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+)
+
+// dsName is the DaemonSet of deploy/daemonset.yaml.
+const dsName = "kubectl-svcproxy"
+
+func TestKubelet(t *testing.T) {
+	begin := time.Now()
+	testenv.RequireRoot(t)
+	testenv.RequireTools(t, "iptables", "nft")
+	dir := t.TempDir()
+	im := buildImages(t, dir)
+	product := productArchive(t, dir)
+	tool := toolBinary(t, dir)
+	l := kubeletlab.Start(t, pauseImage, im.archives...)
+	names := l.Import(t, product)
+	if len(names) != 1 {
+		t.Fatalf("hack/image.sh's archive holds images %v, want one", names)
+	}
+	if _, err := os.Stat("/proc/net/ip_vs"); err != nil {
+		t.Logf("ipvs mode not run: this kernel has no IPVS (%v)", err)
+	}
+	w := startWorkload(t, l, im.agent)
+	for _, mode := range []string{"iptables", "nftables"} {
+		if !t.Run(mode, func(t *testing.T) { runMode(t, l, w, mode, names[0], tool) }) {
+			break
+		}
+	}
+	t.Logf("TestKubelet took %v", time.Since(begin).Round(time.Second))
+}
+
+// toolBinary is the kubectl-svcproxy binary for `reset` on the node
+// between the modes: hack/test.sh's, or one built here.
+func toolBinary(t *testing.T, dir string) string {
+	if bin := os.Getenv("SVCPROXY_CONFORMANCE_BINARY"); bin != "" {
+		return bin
+	}
+	return kubeletlab.GoBuild(t, dir, "github.com/kubectl-svcproxy/kubectl-svcproxy/cmd/kubectl-svcproxy")
+}
+
+// runMode deploys the DaemonSet in mode, runs the checks, then removes it
+// and resets the node's rules for the next mode.
+func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool string) {
+	manifests := manifests(t, mode, image)
+	kubectl(t, l, manifests, "apply", "-f", "-")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("DaemonSet pod log:\n%s", podLog(l))
+		}
+	})
+	waitDaemonSet(t, l)
+	firstSync(t, l)
+	// The first mode finds web at 3 replicas, the next one at 5. Pods
+	// that scale removes are terminating when scale returns, and the
+	// proxy drops them only once the EndpointSlice controller has said
+	// so; followScale waits for that, as reachAll would not.
+	w.followScale(t, 3)
+	w.reachAll(t)
+	w.followScale(t, 1)
+	w.followScale(t, 5)
+	w.survivesRestart(t)
+	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", dsName, "--wait")
+	waitNoPod(t, l)
+	if out, err := l.Command(tool, "reset", "--mode="+mode).CombinedOutput(); err != nil {
+		t.Fatalf("kubectl-svcproxy reset --mode=%s: %v\n%s", mode, err, out)
+	}
+	checkReset(t, l)
+}
+
+// checkReset checks that no service rule is left on the node, in either
+// iptables backend or in nftables, so that the next mode starts clean.
+func checkReset(t *testing.T, l *kubeletlab.Lab) {
+	t.Helper()
+	for _, dump := range [][]string{{"iptables-legacy-save"}, {"iptables-nft-save"}, {"nft", "list", "tables"}} {
+		out, err := l.Command(dump[0], dump[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(dump, " "), err, out)
+		}
+		for _, owned := range []string{"KUBE-SERVICES", "KUBE-SVC-", "kube-proxy"} {
+			if strings.Contains(string(out), owned) {
+				t.Errorf("after reset, %s still shows %s:\n%s", strings.Join(dump, " "), owned, out)
+			}
+		}
+	}
+}
+
+// manifests runs hack/manifests.sh as the README's Deploy section does.
+func manifests(t *testing.T, mode, image string) string {
+	root := kubeletlab.RepoRoot(t)
+	cmd := exec.Command(filepath.Join(root, "hack/manifests.sh"),
+		"--server", "https://"+kubeletlab.NodeIP+":6443", "--image", image, "--mode", mode)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/manifests.sh: %v", err)
+	}
+	return string(out)
+}
+
+// kubectl runs the built kubectl as the admin and returns its output.
+func kubectl(t *testing.T, l *kubeletlab.Lab, stdin string, args ...string) string {
+	t.Helper()
+	out, err := l.KubectlInput(stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// waitDaemonSet waits for the DaemonSet's pod to be Running and Ready.
+func waitDaemonSet(t *testing.T, l *kubeletlab.Lab) {
+	t.Helper()
+	start := time.Now()
+	if _, err := l.Kubectl("-n", "kube-system", "rollout", "status", "daemonset/"+dsName, "--timeout=180s"); err != nil {
+		t.Fatalf("%v\npods:\n%s\nkubelet:\n%s", err, describe(l), l.Log("kubelet", 30))
+	}
+	t.Logf("DaemonSet pod Running and Ready in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// waitNoPod waits until the DaemonSet's pod is gone.
+func waitNoPod(t *testing.T, l *kubeletlab.Lab) {
+	t.Helper()
+	for range 120 {
+		out, _ := l.Kubectl("-n", "kube-system", "get", "pods", "-l", "app.kubernetes.io/name="+dsName, "-o", "name")
+		if strings.TrimSpace(out) == "" {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("DaemonSet pod still there after 60s:\n%s", describe(l))
+}
+
+func describe(l *kubeletlab.Lab) string {
+	out, _ := l.Kubectl("get", "pods", "-A", "-o", "wide")
+	ev, _ := l.Kubectl("get", "events", "-A", "--sort-by=.lastTimestamp")
+	return out + "\n" + lastLines(ev, 30)
+}
+
+func podLog(l *kubeletlab.Lab) string {
+	out, _ := l.Kubectl("-n", "kube-system", "logs", "daemonset/"+dsName, "--tail=50")
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

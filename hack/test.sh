@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: unit, golden, and the kernel tests that build throwaway
 # network namespaces (they need root and skip with a reason without it;
-# under CI=true a missing prerequisite fails instead, see internal/testenv).
+# under CI=true a missing prerequisite fails instead, see test/testenv).
 # Also runs each benchmark once so that they keep compiling and working.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,11 +10,11 @@ cd "$(dirname "$0")/.."
 phase() { echo "test.sh: $1 at $((SECONDS / 60))m$((SECONDS % 60))s" >&2; }
 
 # kube-apiserver, etcd and kube-proxy for the API server and conformance
-# tests (internal/testcluster, hack/testcluster/build.sh); kube-proxy
+# tests (test/testcluster, hack/testcluster/build.sh); kube-proxy
 # v1.25, the userspace mode's reference (its own module); kubelet,
 # kube-controller-manager, kube-scheduler, kubectl and containerd (its own
 # module) for the real single-node cluster of the kubelet end-to-end test
-# (internal/kubeletlab, internal/e2e/kubelet). About 16 minutes of
+# (test/kubeletlab, test/e2e/kubelet). About 16 minutes of
 # compiling from empty caches, then cached: they build in the background
 # while the packages install and the tool is checked and built, which
 # leave the CPUs idle part of the time (downloads, links).
@@ -47,8 +47,9 @@ go vet ./...
 # the conformance suite and the benchmarks run this binary.
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/kubectl-svcproxy ./cmd/kubectl-svcproxy
 # render and snapshot work on macOS and Windows too (krew installs there):
-# cross-compile every package but the test support that drives Linux's
-# namespaces, VMs, kubelet and image builds, with goreleaser's flags
+# cross-compile every product package (all but test/, the harness and the
+# end-to-end suites, which drive Linux's namespaces, VMs, kubelet and image
+# builds; test/archtest keeps that prefix the one list), with goreleaser's flags
 # (hack/release-snapshot.sh, which CI does not run, makes the archives).
 # One target per system: every target compiles the whole dependency tree
 # again (about 5 minutes from empty caches), and no file of the packages
@@ -56,7 +57,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/kubectl-svcproxy ./cmd/
 # nothing that darwin/arm64 does not.
 phase cross-compile
 cross=$(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... |
-  grep -vE '/internal/(netlab|traffic|vmtest|conformance|testcluster|kubeletlab|ociimage|imagetest)(/|$)')
+  grep -v '/test/')
 for target in darwin/arm64 windows/amd64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath $cross
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./cmd/kubectl-svcproxy

@@ -64,8 +64,9 @@ for target in darwin/arm64 windows/amd64; do
 done
 phase "waiting for the cluster binaries"
 wait "$cluster_builds"
-# The conformance suite runs the binary just built rather than building its own.
-export SVCPROXY_CONFORMANCE_BINARY="$PWD/bin/kubectl-svcproxy"
+# Every test that runs the binary (test/toolbin: the end-to-end suites, the
+# conformance suite, the kubelet lab and the VMs) runs this one.
+export SVCPROXY_BINARY="$PWD/bin/kubectl-svcproxy"
 phase tests
 go test -count=1 -timeout 30m ./...
 phase "benchmarks, once each"

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
 // TestAPIErrors checks that each way of failing to talk to a real API
@@ -31,7 +33,7 @@ func TestAPIErrors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}
-	c := startClusterWithRBAC(t)
+	c := testcluster.StartWithRBAC(t)
 	c.Apply(t, apiserverObjects)
 	otherCA := writeCA(t, time.Now().Add(time.Hour))
 	node := "--node-name=node1"

@@ -45,51 +45,6 @@ ports:
 - {name: http, port: 8080, protocol: TCP}
 `
 
-// rbacManifest is the RBAC that deploy/daemonset.yaml runs with: the
-// kubectl-svcproxy ServiceAccount, ClusterRole and ClusterRoleBinding. The
-// test applies it as shipped, so the ClusterRole tested is the one deployed.
-const rbacManifest = "../../deploy/rbac.yaml"
-
-// startClusterWithRBAC starts the test API server with the shipped RBAC
-// and apiserverTestRBAC applied, so the tool can run as the svcproxy user
-// with exactly the deployed permissions.
-func startClusterWithRBAC(t *testing.T) *testcluster.Cluster {
-	t.Helper()
-	c := testcluster.Start(t)
-	rbac, err := os.ReadFile(rbacManifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Apply(t, string(rbac))
-	c.Apply(t, apiserverTestRBAC)
-	return c
-}
-
-// apiserverTestRBAC binds the shipped ClusterRole to the svcproxy user the
-// test authenticates as, and gives the other user a role that may read Nodes
-// but nothing else.
-const apiserverTestRBAC = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: kubectl-svcproxy-test-user}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kubectl-svcproxy}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: svcproxy}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: node-reader}
-rules:
-- {apiGroups: [""], resources: [nodes], verbs: [get]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: other-node-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: node-reader}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: other}
-`
-
 // TestAPIServer runs the plugin against a real kube-apiserver with RBAC, as
 // the least-privileged user the README documents.
 func TestAPIServer(t *testing.T) {
@@ -105,16 +60,12 @@ func TestAPIServer(t *testing.T) {
 	// Before the binding, the first request is refused: the error names it.
 	expectError(t, []string{"render", user, "--node-name=node1"},
 		`cannot get resource "nodes"`, `"svcproxy"`)
-	rbac, err := os.ReadFile(rbacManifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Apply(t, string(rbac))
+	c.Apply(t, string(testcluster.ShippedRBAC(t)))
 	// The shipped RBAC binds only the ServiceAccount: the user is still
 	// refused until the test binds the same ClusterRole to it.
 	expectError(t, []string{"render", user, "--node-name=node1"},
 		`cannot get resource "nodes"`, `"svcproxy"`)
-	c.Apply(t, apiserverTestRBAC)
+	c.Apply(t, testcluster.TestRBAC)
 
 	t.Run("render", func(t *testing.T) {
 		want := renderWhenSynced(t, user, "-d 10.96.0.50/32")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
 // run executes the root command in-process and returns stdout, stderr and
@@ -138,33 +136,6 @@ func TestReadsStdin(t *testing.T) {
 	want, _, _ := run(t, "", "render", "--example")
 	if code != 0 || got != want {
 		t.Fatalf("render -f - (exit %d, %s) differs from render --example", code, stderr)
-	}
-}
-
-// TestKubectlPluginDiscovery builds the binary and runs it as
-// `kubectl svcproxy`, the way users call it.
-func TestKubectlPluginDiscovery(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		testenv.SkipOrFail(t, "kubectl not on PATH")
-	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-svcproxy"), "../../cmd/kubectl-svcproxy")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(kubectl, "svcproxy", "render", "--example", "--family=ipv4")
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl svcproxy: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "*nat") {
-		t.Errorf("kubectl svcproxy render printed no nat table:\n%s", out)
-	}
-	help, err := exec.Command(filepath.Join(bin, "kubectl-svcproxy"), "--help").CombinedOutput()
-	if err != nil || !strings.Contains(string(help), "kubectl svcproxy") {
-		t.Errorf("--help: %v\n%s", err, help)
 	}
 }
 

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -63,25 +61,6 @@ func TestCompletion(t *testing.T) {
 	}
 	if took := time.Since(start); took > 2*nodeCompletionTimeout {
 		t.Errorf("--node-name without an API server took %v", took)
-	}
-}
-
-// TestCompletionThroughKubectl runs deploy/kubectl_complete-svcproxy, as
-// kubectl runs it, with the built binary on PATH.
-func TestCompletionThroughKubectl(t *testing.T) {
-	bin := binary(t)
-	script, err := filepath.Abs("../../deploy/kubectl_complete-svcproxy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(script, "plan", "--mode", "")
-	cmd.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin"}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", script, err)
-	}
-	if want := "iptables\nnftables\nipvs\nuserspace\n:4\n"; !strings.HasPrefix(string(out), want) {
-		t.Errorf("%s plan --mode '': %q, want %q", script, out, want)
 	}
 }
 

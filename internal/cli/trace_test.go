@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/jsoncontract"
 )
 
 func TestTraceBadInputExitsTwo(t *testing.T) {
@@ -43,39 +45,13 @@ func TestTraceBadInputExitsTwo(t *testing.T) {
 	}
 }
 
-// traceJSON is the -o json contract as a CI job would read it.
-type traceJSON struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Verdict    string `json:"verdict"`
-	Endpoints  []struct {
-		Address     string  `json:"address"`
-		Probability float64 `json:"probability"`
-		Path        []struct {
-			Table, Chain, Rule string
-		} `json:"path"`
-	} `json:"endpoints"`
-	Masquerade bool `json:"masquerade"`
-	Affinity   struct {
-		Mode           string `json:"mode"`
-		TimeoutSeconds int    `json:"timeoutSeconds"`
-	} `json:"affinity"`
-	Path []struct {
-		Table, Chain, Rule string
-	} `json:"path"`
-	Entry struct {
-		Via string `json:"via"`
-	} `json:"entry"`
-	ProxyPort string `json:"proxyPort"`
-}
-
-func traceExample(t *testing.T, args ...string) traceJSON {
+func traceExample(t *testing.T, args ...string) jsoncontract.Trace {
 	t.Helper()
 	out, stderr, code := run(t, "", append([]string{"trace", "--example", "-o", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got traceJSON
+	var got jsoncontract.Trace
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 )
 
 func TestAllowListMoved(t *testing.T) {
@@ -59,7 +61,7 @@ kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv6"} 0
 // TestAllowListFile checks the repository's allow-list without a kernel,
 // so that a broken entry fails even where the conformance run skips.
 func TestAllowListFile(t *testing.T) {
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

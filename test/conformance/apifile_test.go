@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/userspace"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
@@ -44,7 +45,7 @@ func TestFileMeansWhatTheAPIServerMeans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real kube-apiserver and etcd")
 	}
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

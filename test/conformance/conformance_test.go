@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
 // Timeouts of one scenario and mode.
@@ -252,7 +253,7 @@ func (e *env) planCheck(t *testing.T, s *Scenario, m Mode, ns netlab.NS, snapFil
 	res := &Result{Scenario: s.Name, Check: CheckPlan(m)}
 	// The binary is built (once) before the clock starts: on a loaded
 	// machine the build alone can take longer than the timeout.
-	bin := tool(t, e.root)
+	bin := toolbin.Path(t)
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	run := Plan(ctx, ns, bin, snapFile, config, t.TempDir())

@@ -2,12 +2,11 @@ package conformance
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
@@ -25,22 +24,6 @@ type env struct {
 	allow     *AllowList
 }
 
-// The tool is built once per test binary.
-var toolBuild struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if toolBuild.dir != "" {
-		os.RemoveAll(toolBuild.dir)
-	}
-	os.Exit(code)
-}
-
 // requireMachine skips (or fails in CI) when this machine cannot run the
 // real kube-proxy in namespaces: not root, or tools missing.
 func requireMachine(t testing.TB) {
@@ -55,7 +38,7 @@ func requireMachine(t testing.TB) {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	requireMachine(t)
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,28 +54,6 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// toolEnv names a prebuilt kubectl-svcproxy to test instead of building
-// ./cmd/kubectl-svcproxy (a release binary, or CI's build artifact).
-const toolEnv = "SVCPROXY_CONFORMANCE_BINARY"
-
-func tool(t testing.TB, root string) string {
-	t.Helper()
-	if bin := os.Getenv(toolEnv); bin != "" {
-		return bin
-	}
-	b := &toolBuild
-	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "svcproxy-conformance-"); b.err != nil {
-			return
-		}
-		b.bin, b.err = BuildTool(root, b.dir)
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
 }
 
 // node is a fresh lab whose node namespace holds the scenario's node IPs

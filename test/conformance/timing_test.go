@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
 const (
@@ -144,7 +145,7 @@ func timeApply(ctx context.Context, t *testing.T, e *env, ns netlab.NS, snapFile
 	defer cancel()
 	args := []string{"apply", "-f", snapFile, "--config=" + config, "--iptables-backend=nft",
 		"--state-dir=" + filepath.Join(dir, "state"), "--lock-file=" + filepath.Join(dir, "lock")}
-	cmd := ns.Command(cctx, tool(t, e.root), args...)
+	cmd := ns.Command(cctx, toolbin.Path(t), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "no-kubeconfig"))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

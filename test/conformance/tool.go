@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,40 +15,6 @@ import (
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
-
-// RepoRoot finds the repository root above the working directory (a
-// package directory under go test).
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if fileExists(filepath.Join(dir, "go.mod")) && fileExists(filepath.Join(dir, "testdata", "golden")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root (go.mod beside testdata/golden) not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// BuildTool builds cmd/kubectl-svcproxy into dir as the release and the
-// image build it (static, without symbols), and as hack/testcluster builds
-// kube-proxy, so that the two are measured alike; it returns its path.
-// (A cgo build is larger and maps more of itself into memory.)
-func BuildTool(root, dir string) (string, error) {
-	bin := filepath.Join(dir, "kubectl-svcproxy")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/kubectl-svcproxy")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/kubectl-svcproxy: %w\n%s", err, out)
-	}
-	return bin, nil
-}
 
 // Rendered is what the tool renders for a scenario, both families.
 type Rendered struct {

@@ -15,8 +15,10 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
 // singleStack reports whether a golden scenario is for one IP family:
@@ -49,7 +51,7 @@ func TestUserspace(t *testing.T) {
 	requireMachine(t)
 	// StartKubeProxyV125's way around a low open-file limit.
 	testenv.RequireTools(t, "unshare", "mount", "sh")
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func servePod(p *netlab.Pod, proto nodetable.Protocol, port uint16) error {
 func (e *usEnv) startTool(t *testing.T, ns netlab.NS, snapFile, nodeName string) *testcluster.Process {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := ns.Command(context.Background(), tool(t, e.root), "proxy", "-f", snapFile,
+	cmd := ns.Command(context.Background(), toolbin.Path(t), "proxy", "-f", snapFile,
 		"--node-name="+nodeName, "--family=ipv4", "--iptables-backend=nft",
 		"--state-dir="+filepath.Join(dir, "state"), "--lock-file="+filepath.Join(dir, "svcproxy.lock"),
 		"--metrics-bind-address=", "--healthz-bind-address=", "-v=1")

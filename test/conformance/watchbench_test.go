@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
 // BenchmarkWatchLatency runs the real kube-proxy v1.37.2 and `kubectl
@@ -32,7 +33,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 	for _, n := range WatchBenchSizes(b) {
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			e := newEnv(b)
-			tool(b, e.root) // built before anything is timed
+			toolbin.Path(b) // built before anything is timed
 			s, snap := e.loadSynthetic(b, n)
 			for _, m := range Modes {
 				b.Run(string(m), func(b *testing.B) {
@@ -84,7 +85,7 @@ func (e *env) startWatched(b *testing.B, s *Scenario, snap *cluster.Snapshot, m 
 	if name == "kube-proxy" {
 		w, err = WatchKubeProxy(ns, e.kubeProxy, config, b.TempDir())
 	} else {
-		w, err = WatchTool(ns, tool(b, e.root), config, b.TempDir())
+		w, err = WatchTool(ns, toolbin.Path(b), config, b.TempDir())
 	}
 	if err != nil {
 		b.Fatal(err)

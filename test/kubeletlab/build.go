@@ -10,28 +10,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// RepoRoot finds the repository root above the working directory.
-func RepoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "hack")); err == nil {
-				return dir
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("kubeletlab: repository root not found")
-		}
-		dir = parent
-	}
-}
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
+)
 
 // GoBuild builds pkg (an import path) statically into dir and returns the
 // binary's path.
@@ -39,7 +20,7 @@ func GoBuild(t testing.TB, dir, pkg string) string {
 	t.Helper()
 	out := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
-	cmd.Dir = RepoRoot(t)
+	cmd.Dir = repo.MustRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubeletlab: go build %s: %v\n%s", pkg, err, b)

@@ -2,14 +2,13 @@ package testcluster
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
@@ -24,7 +23,7 @@ const buildScript = "hack/testcluster/build.sh"
 // command, no module proxy), and never when $CI is set.
 func binaries(t testing.TB, args ...string) string {
 	t.Helper()
-	root, err := repoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
@@ -79,25 +78,6 @@ func cannotBuild(stderr string) string {
 		}
 	}
 	return ""
-}
-
-// repoRoot finds the repository root by walking up from the working
-// directory (a package directory under go test) to the build script.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, buildScript)); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("%s not found above the working directory", buildScript)
-		}
-		dir = parent
-	}
 }
 
 // NodeBinaries returns the directory holding kubelet,

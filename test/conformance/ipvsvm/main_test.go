@@ -21,6 +21,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/conformance"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
@@ -62,7 +64,7 @@ func TestIPVSConformanceInVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver, etcd and the VM with kube-proxy (-short)")
 	}
-	root, err := conformance.RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestIPVSConformanceInVM(t *testing.T) {
 	files[guestKubeProxy] = testcluster.KubeProxy(t)
 	c := testcluster.Start(t)
 	files[guestKubeconfig] = guestAdminKubeconfig(t, c.AdminKubeconfig)
-	files[guestTool] = vmtest.BuildProgram(t, "github.com/kubectl-svcproxy/kubectl-svcproxy/cmd/kubectl-svcproxy")
+	files[guestTool] = toolbin.Path(t)
 	// About a minute per scenario under TCG, plus the boot.
 	opts := vmtest.Options{Files: files, Memory: "2G", UserNet: true, Timeout: time.Duration(len(names)+3) * 90 * time.Second}
 	vmtest.RunOpts(t, ".", opts, "-test.run", "^TestGuestIPVSConformance$")

@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/conformance"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/vmtest"
 )
 
@@ -81,7 +82,7 @@ func BenchmarkIPVSWatchLatency(b *testing.B) {
 func hostFiles(b *testing.B, n int) map[string]string {
 	ctx := b.Context()
 	files := map[string]string{guestKubeProxy: testcluster.KubeProxy(b)}
-	files[guestTool] = vmtest.BuildProgram(b, "github.com/kubectl-svcproxy/kubectl-svcproxy/cmd/kubectl-svcproxy")
+	files[guestTool] = toolbin.Path(b)
 	c := testcluster.Start(b)
 	objects := conformance.Objects{Client: c.Admin}
 	if err := objects.MarkDefaultService(ctx); err != nil {

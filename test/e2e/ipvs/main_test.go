@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/vmtest"
 )
 
@@ -33,7 +34,7 @@ func TestInVM(t *testing.T) {
 		// in the guest. A plain skip, also under CI.
 		t.Skip("vmtest: already inside the VM")
 	}
-	bin := vmtest.BuildProgram(t, "github.com/kubectl-svcproxy/kubectl-svcproxy/cmd/kubectl-svcproxy")
+	bin := toolbin.Path(t)
 	vmtest.RunWith(t, ".", map[string]string{guestBinary: bin}, "-test.run", "^TestE2EIPVS")
 }
 

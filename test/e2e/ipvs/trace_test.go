@@ -5,41 +5,19 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/jsoncontract"
 )
 
-// traceJSON is the part of trace -o json these tests read.
-type traceJSON struct {
-	Verdict   string `json:"verdict"`
-	Scheduler string `json:"scheduler"`
-	Endpoints []struct {
-		Address     string      `json:"address"`
-		Probability float64     `json:"probability"`
-		Path        []traceStep `json:"path"`
-	} `json:"endpoints"`
-	Path []traceStep `json:"path"`
-}
-
-// traceStep is one rule a traced packet matched.
-type traceStep struct{ Table, Chain, Rule string }
-
 // trace runs `trace -o json` of the example in ipvs mode with rest.
-func (n *node) trace(rest ...string) traceJSON {
+func (n *node) trace(rest ...string) jsoncontract.Trace {
 	n.t.Helper()
 	r := expect(n.t, n.run("trace", append(append(append([]string{}, exampleArgs...), "-o", "json"), rest...)...), exitOK)
-	var got traceJSON
+	var got jsoncontract.Trace
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		n.t.Fatalf("%v\n%s", err, r)
 	}
 	return got
-}
-
-// addresses are the endpoints' addresses, sorted.
-func (tr traceJSON) addresses() []string {
-	var out []string
-	for _, e := range tr.Endpoints {
-		out = append(out, e.Address)
-	}
-	return slices.Sorted(slices.Values(out))
 }
 
 // TestE2EIPVSTraceLive applies the example, then traces a pod's
@@ -63,7 +41,7 @@ func TestE2EIPVSTraceLive(t *testing.T) {
 	n.sh("ipvsadm", "-d", "-t", "10.96.0.10:80", "-r", "10.244.0.11:8080")
 	n.sh("ipvsadm", "-E", "-t", "10.96.0.10:80", "-s", "wrr")
 	got := n.trace(live...)
-	if rs := got.addresses(); got.Verdict != "dnat" || got.Scheduler != "wrr" ||
+	if rs := got.Addresses(); got.Verdict != "dnat" || got.Scheduler != "wrr" ||
 		!slices.Equal(rs, []string{"10.244.0.12:8080", "10.244.1.13:8080"}) || got.Endpoints[0].Probability != 0.5 {
 		t.Fatalf("the live trace after a real server was deleted and wrr set by hand: %+v", got)
 	}

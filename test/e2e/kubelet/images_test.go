@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/ociimage"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 )
 
 // The test's own images, built from test/kubeletlab/agent: no
@@ -68,7 +69,7 @@ func buildImages(t *testing.T, dir string) images {
 // architecture) into dir and returns the archive it wrote.
 func productArchive(t *testing.T, dir string) string {
 	t.Helper()
-	root := kubeletlab.RepoRoot(t)
+	root := repo.MustRoot(t)
 	start := time.Now()
 	cmd := exec.Command(filepath.Join(root, "hack/image.sh"), "--arch", runtime.GOARCH, "--out", dir)
 	cmd.Dir = root

@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
 // dsName is the DaemonSet of deploy/daemonset.yaml.
@@ -31,7 +33,7 @@ func TestKubelet(t *testing.T) {
 	dir := t.TempDir()
 	im := buildImages(t, dir)
 	product := productArchive(t, dir)
-	tool := toolBinary(t, dir)
+	tool := toolbin.Path(t)
 	l := kubeletlab.Start(t, pauseImage, im.archives...)
 	names := l.Import(t, product)
 	if len(names) != 1 {
@@ -47,15 +49,6 @@ func TestKubelet(t *testing.T) {
 		}
 	}
 	t.Logf("TestKubelet took %v", time.Since(begin).Round(time.Second))
-}
-
-// toolBinary is the kubectl-svcproxy binary for `reset` on the node
-// between the modes: hack/test.sh's, or one built here.
-func toolBinary(t *testing.T, dir string) string {
-	if bin := os.Getenv("SVCPROXY_CONFORMANCE_BINARY"); bin != "" {
-		return bin
-	}
-	return kubeletlab.GoBuild(t, dir, "github.com/kubectl-svcproxy/kubectl-svcproxy/cmd/kubectl-svcproxy")
 }
 
 // runMode deploys the DaemonSet in mode, runs the checks, then removes it
@@ -106,7 +99,7 @@ func checkReset(t *testing.T, l *kubeletlab.Lab) {
 
 // manifests runs hack/manifests.sh as the README's Deploy section does.
 func manifests(t *testing.T, mode, image string) string {
-	root := kubeletlab.RepoRoot(t)
+	root := repo.MustRoot(t)
 	cmd := exec.Command(filepath.Join(root, "hack/manifests.sh"),
 		"--server", "https://"+kubeletlab.NodeIP+":6443", "--image", image, "--mode", mode)
 	out, err := cmd.Output()

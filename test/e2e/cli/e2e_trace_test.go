@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/jsoncontract"
 )
 
 // liveVerdict runs trace --live in the node and returns the verdict.
-func (n *e2eNode) liveVerdict(t *testing.T, args []string, rest ...string) traceJSON {
+func (n *e2eNode) liveVerdict(t *testing.T, args []string, rest ...string) jsoncontract.Trace {
 	t.Helper()
 	r := expect(t, n.run("trace", append(append(append([]string{}, args...), "--live", "-o", "json"), rest...)...), ExitOK)
-	var got traceJSON
+	var got jsoncontract.Trace
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, r)
 	}
@@ -38,7 +40,7 @@ func TestE2ETraceLive(t *testing.T) {
 		t.Fatalf("live trace after the element was deleted by hand: %+v", got)
 	}
 	rendered := expect(t, n.run("trace", append(append([]string{}, nftablesArgs...), append(pkt, "-o", "json")...)...), ExitOK)
-	var want traceJSON
+	var want jsoncontract.Trace
 	if err := json.Unmarshal([]byte(rendered.stdout), &want); err != nil || want.Verdict != "dnat" {
 		t.Fatalf("the rendered trace should still DNAT: %v %+v", err, want)
 	}
@@ -56,10 +58,10 @@ func TestE2ETraceLive(t *testing.T) {
 }
 
 // renderedTrace runs trace without --live in the node and returns it.
-func (n *e2eNode) renderedTrace(t *testing.T, args []string, rest ...string) traceJSON {
+func (n *e2eNode) renderedTrace(t *testing.T, args []string, rest ...string) jsoncontract.Trace {
 	t.Helper()
 	r := expect(t, n.run("trace", append(append(append([]string{}, args...), "-o", "json"), rest...)...), ExitOK)
-	var got traceJSON
+	var got jsoncontract.Trace
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, r)
 	}
@@ -81,7 +83,7 @@ func TestE2ETraceLiveUserspace(t *testing.T) {
 	if want.Verdict != "dnat" || want.ProxyPort == "" || len(want.Endpoints) != 3 {
 		t.Fatalf("the rendered userspace trace does not go through a proxy port: %+v", want)
 	}
-	portal := slices.IndexFunc(want.Path, func(s traceStep) bool {
+	portal := slices.IndexFunc(want.Path, func(s jsoncontract.Step) bool {
 		return s.Chain == "KUBE-PORTALS-CONTAINER" && strings.HasSuffix(s.Rule, "-j REDIRECT --to-ports "+want.ProxyPort)
 	})
 	if portal < 0 {
@@ -97,16 +99,13 @@ func TestE2ETraceLiveUserspace(t *testing.T) {
 	n.ipt("-t", "nat", "-D", "KUBE-PORTALS-CONTAINER", strconv.Itoa(n.ruleNumber("nat", "KUBE-PORTALS-CONTAINER", want.Path[portal].Rule)))
 	got = n.liveVerdict(t, userspaceArgs, pkt...)
 	if got.Verdict == "dnat" || got.ProxyPort != "" || len(got.Endpoints) != 0 ||
-		slices.ContainsFunc(got.Path, func(s traceStep) bool { return strings.Contains(s.Rule, "REDIRECT") }) {
+		slices.ContainsFunc(got.Path, func(s jsoncontract.Step) bool { return strings.Contains(s.Rule, "REDIRECT") }) {
 		t.Fatalf("the live trace still goes through the deleted portal rule: %+v", got)
 	}
 	if again := n.renderedTrace(t, userspaceArgs, pkt...); !reflect.DeepEqual(again, want) {
 		t.Fatalf("a hand edit of the kernel changed the rendered trace:\nbefore: %+v\nafter:  %+v", want, again)
 	}
 }
-
-// traceStep is one step of a trace's path.
-type traceStep = struct{ Table, Chain, Rule string }
 
 // ruleNumber is the 1-based position of rule (as iptables-save prints
 // it, without "-A CHAIN ") in the node's chain, for iptables -D; it

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
@@ -42,7 +43,7 @@ func TestE2EPlanApplyExitCodes(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
 			t.Fatalf("plan -o json: %v\n%s", err, r)
 		}
-		if strings.Contains(r.stdout, "null") || report.Kind != kindPlan || report.Mode != string(ModeIPTables) {
+		if strings.Contains(r.stdout, "null") || report.Kind != "Plan" || report.Mode != "iptables" {
 			t.Errorf("plan -o json: kind %q, mode %q, or a null:\n%s", report.Kind, report.Mode, r.stdout)
 		}
 		if report.Backend != "iptables-"+n.backend || report.Summary == nil ||
@@ -247,10 +248,7 @@ func TestE2ETrafficFollowsApply(t *testing.T) {
 		assertSpread(t, n, "web-11", "web-12", "web-13")
 
 		// The same cluster with web's endpoint 10.244.0.12 gone.
-		data, err := os.ReadFile(filepath.Join("..", "example", "snapshot.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := example.Snapshot
 		const gone = "- addresses: [10.244.0.12]\n  conditions: {ready: true, serving: true, terminating: false}\n  nodeName: node1\n"
 		if strings.Count(string(data), gone) != 1 {
 			t.Fatalf("internal/example/snapshot.yaml no longer lists web's endpoint 10.244.0.12 as this test expects")

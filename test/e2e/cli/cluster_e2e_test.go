@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
@@ -89,7 +90,7 @@ func TestClusterE2E(t *testing.T) {
 	if err != nil {
 		testenv.SkipOrFail(t, "no kubectl on PATH")
 	}
-	c := startClusterWithRBAC(t)
+	c := testcluster.StartWithRBAC(t)
 	c.Apply(t, clusterE2EObjects)
 
 	dir, bin := t.TempDir(), binary(t)

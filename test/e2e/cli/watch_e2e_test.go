@@ -49,7 +49,7 @@ func TestWatchE2E(t *testing.T) {
 // testWatchMode is TestWatchE2E in mode m.
 func testWatchMode(t *testing.T, m e2eMode) {
 	n := newE2ENode(t, "nft") // skips (fails under CI) unless root with iptables-nft
-	c := startClusterWithRBAC(t)
+	c := testcluster.StartWithRBAC(t)
 	c.Apply(t, clusterE2EObjects) // node1 and web (10.96.0.10) with two endpoints
 	for ip, name := range map[string]string{"10.244.0.11": "web-11", "10.244.1.12": "web-12"} {
 		if err := n.lab.AddPod(name, netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {

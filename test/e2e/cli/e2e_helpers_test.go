@@ -11,15 +11,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
-// The end-to-end tests build the real binary once and run it inside a
+// The end-to-end tests run the real binary (built once, test/toolbin) inside a
 // netlab node namespace with `ip netns exec`, as an operator runs it on a
 // node. They never touch the test machine's own namespace or its iptables:
 // every run gets --lock-file and --state-dir inside t.TempDir(), and all
@@ -34,44 +34,31 @@ var exampleArgs = []string{"--example", "--cluster-cidr=10.244.0.0/16", "--famil
 // cmdTimeout bounds one run of the binary or of iptables.
 const cmdTimeout = 30 * time.Second
 
-var e2eBuild struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
+// The binary's exit codes, its contract with scripts (kubectl diff's): no
+// changes, changes (plan), an error.
+const (
+	ExitOK      = 0
+	ExitChanges = 1
+	ExitError   = 2
+)
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if e2eBuild.dir != "" {
-		os.RemoveAll(e2eBuild.dir)
-	}
-	os.Exit(code)
-}
-
-// binary builds cmd/kubectl-svcproxy once per test binary and returns its
-// absolute path.
+// binary is the kubectl-svcproxy under test, built once (test/toolbin).
 func binary(t testing.TB) string {
 	t.Helper()
-	b := &e2eBuild
-	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "svcproxy-e2e-"); b.err != nil {
-			return
-		}
-		b.bin = filepath.Join(b.dir, "kubectl-svcproxy")
-		// Built as the release and the image build it: static, and
-		// without symbols (the link also takes half the time).
-		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", b.bin, "../../cmd/kubectl-svcproxy")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			b.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
+	return toolbin.Path(t)
+}
+
+// run runs the binary in the test's own namespace, for what reads no
+// kernel (render); stdin is its standard input.
+func run(t testing.TB, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "no-kubeconfig"))
+	r := runCmd(cmd)
+	return r.stdout, r.stderr, r.code
 }
 
 // e2eNode is a lab whose node namespace the binary runs in, with one

@@ -5,21 +5,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/jsoncontract"
 )
 
 // kernelTraceJSON is trace --kernel -o json: the trace and the kernel's
 // check.
 type kernelTraceJSON struct {
-	traceJSON
+	jsoncontract.Trace
 	Kernel *struct {
-		Agrees        bool     `json:"agrees"`
-		Verdict       string   `json:"verdict"`
-		Endpoint      string   `json:"endpoint"`
-		Masquerade    bool     `json:"masquerade"`
-		Disagreements []string `json:"disagreements"`
-		Path          []struct {
-			Table, Chain, Rule string
-		} `json:"path"`
+		Agrees        bool                `json:"agrees"`
+		Verdict       string              `json:"verdict"`
+		Endpoint      string              `json:"endpoint"`
+		Masquerade    bool                `json:"masquerade"`
+		Disagreements []string            `json:"disagreements"`
+		Path          []jsoncontract.Step `json:"path"`
 	} `json:"kernel"`
 }
 

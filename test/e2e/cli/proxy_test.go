@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,42 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
-
-func TestProxyFlags(t *testing.T) {
-	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
-	cmd, _, err := root.Find([]string{"proxy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// kube-proxy v1.25's defaults, and a lock wait for a process that
-	// shares the lock with apply.
-	for flag, want := range map[string]string{
-		"udp-timeout": "250ms", "metrics-bind-address": "127.0.0.1:10249", "healthz-bind-address": "0.0.0.0:10256",
-		"sync-period": "30s", "min-sync-period": "1s", "lock-wait": "5s", "cleanup-on-exit": "false",
-	} {
-		if f := cmd.Flags().Lookup(flag); f == nil || f.DefValue != want || f.Value.String() != want {
-			t.Errorf("--%s: got %v, want default %s", flag, f, want)
-		}
-	}
-	var stderr bytes.Buffer
-	for args, want := range map[string]string{
-		"proxy --mode=iptables --example":       "--mode iptables: proxy runs only --mode=userspace",
-		"proxy --udp-timeout=0 --example":       "--udp-timeout 0s: must be greater than 0",
-		"proxy --reload-interval=-1s --example": "--reload-interval -1s: must be greater than 0",
-		"proxy --sync-period=0 --example":       "--sync-period 0s: must be greater than 0",
-		"proxy --min-sync-period=1m --example":  "--min-sync-period 1m0s: must be between 0 and --sync-period (30s)",
-	} {
-		root := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &stderr})
-		root.SetArgs(strings.Fields(args))
-		if err := root.Execute(); err == nil || err.Error() != want {
-			t.Errorf("%s: %v, want %q", args, err, want)
-		}
-	}
-}
 
 // startProxy starts `proxy` in the node namespace with the e2e node's
 // backend, lock and state directory and args; the test's end stops it.
@@ -243,7 +209,7 @@ func TestE2EProxyAPI(t *testing.T) {
 	}
 	t.Parallel()
 	n := newProxyNode(t)
-	c := startClusterWithRBAC(t)
+	c := testcluster.StartWithRBAC(t)
 	c.Apply(t, proxyNode1+proxyWeb)
 	for _, ip := range []string{"10.244.0.11", "10.244.0.12", "10.244.1.13", "10.244.0.21"} {
 		if err := n.lab.AddPod(proxyPods[ip], netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {

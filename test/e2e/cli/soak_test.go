@@ -154,7 +154,7 @@ type soak struct {
 // made them answer.
 func startSoak(t *testing.T, m e2eMode) *soak {
 	s := &soak{t: t, m: m, n: newE2ENode(t, "nft")} // skips (fails under CI) unless root with iptables-nft
-	s.c = startClusterWithRBAC(t)
+	s.c = testcluster.StartWithRBAC(t)
 	s.c.Apply(t, clusterE2EObjects) // node1, and web, which stays as it is
 	for ip, name := range soakBackends {
 		if err := s.n.lab.AddPod(name, netip.MustParseAddr(ip)).ServeTCP(8080); err != nil {

@@ -100,7 +100,7 @@ func assertServiceGone(t *testing.T, n *e2eNode, m e2eMode, chain string, addrs 
 // iptablesE2E is the iptables mode, through the node's iptables backend.
 type iptablesE2E struct{}
 
-func (iptablesE2E) name() string              { return string(ModeIPTables) }
+func (iptablesE2E) name() string              { return string("iptables") }
 func (iptablesE2E) args() []string            { return nil }
 func (iptablesE2E) applied(n *e2eNode) string { return "Applied (iptables-" + n.backend + ")" }
 func (iptablesE2E) requireUsable(*testing.T)  {} // newE2ENode checks iptables
@@ -149,7 +149,7 @@ func (iptablesE2E) perService() map[string]float64 {
 // nftablesE2E is the nftables mode: kube-proxy's table ip kube-proxy.
 type nftablesE2E struct{}
 
-func (nftablesE2E) name() string            { return string(ModeNFTables) }
+func (nftablesE2E) name() string            { return string("nftables") }
 func (nftablesE2E) args() []string          { return []string{"--mode=nftables"} }
 func (nftablesE2E) applied(*e2eNode) string { return "Applied (nftables)" }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every parser's fuzz target for a bounded time each (FUZZTIME, 30s
 # by default): the snapshot decoder, the iptables-save, nft listing, ipvs
-# and userspace text parsers, and the nf_tables netlink rule decoder. A
+# and userspace text parsers, the nf_tables netlink rule decoder, and the
+# netlink message and attribute readers under it (nfnl). A
 # crasher is written under the package's testdata/fuzz/ and fails the run;
 # commit it, so that it stays a seed that every `go test` replays.
 set -euo pipefail
@@ -17,6 +18,7 @@ targets=(
   "./ruleset/ipvs FuzzParseRoundTrip"
   "./ruleset/userspace FuzzParseRoundTrip"
   "./apply/nftables FuzzDecodeRule"
+  "./nfnl FuzzDecode"
 )
 # corpus PKG NAME lists the target's saved inputs, to see whether a run
 # wrote a new one.

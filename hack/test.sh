@@ -72,7 +72,7 @@ go test -count=1 -timeout 30m ./...
 phase "benchmarks, once each"
 go test -count=1 -run '^$' -bench . -benchtime 1x ./... >/dev/null
 # Each parser's fuzz target for a bounded time (hack/fuzz.sh, FUZZTIME,
-# 15 s each here: nine targets, each built with coverage first).
+# 15 s each here: ten targets, each built with coverage first).
 phase fuzz
 FUZZTIME=${FUZZTIME:-15s} hack/fuzz.sh
 phase done

@@ -81,6 +81,39 @@ func TestDataPackagesAreLeaves(t *testing.T) {
 	}
 }
 
+// nfnl, the netlink vocabulary of the nf_tables packages, is a leaf: it
+// imports the standard library and golang.org/x/sys/unix, so that
+// trace/kernel can share it without reaching a stage.
+func TestNetlinkVocabularyIsALeaf(t *testing.T) {
+	pkgs := listPackages(t)
+	p := pkgs["nfnl"]
+	if p == nil {
+		t.Fatal("package nfnl not listed")
+	}
+	for _, imp := range p.Imports {
+		if dep := pkgs[imp]; imp != "golang.org/x/sys/unix" && (dep == nil || !dep.Standard) {
+			t.Errorf("nfnl imports %s: it may import only the standard library and golang.org/x/sys/unix", imp)
+		}
+	}
+}
+
+// The trace packages are data in, data out: of the module they import
+// only nodetable, the rulesets, each other and nfnl, never a stage.
+func TestTraceImportsNoStage(t *testing.T) {
+	for name, p := range listPackages(t) {
+		if name != "trace" && !strings.HasPrefix(name, "trace/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			own, ok := strings.CutPrefix(imp, module)
+			if ok && own != "nodetable" && own != "nfnl" && own != "trace" &&
+				!strings.HasPrefix(own, "ruleset/") && !strings.HasPrefix(own, "trace/") {
+				t.Errorf("%s imports %s: a trace package may import only nodetable, ruleset/..., trace/... and nfnl", name, own)
+			}
+		}
+	}
+}
+
 // diff and apply receive each mode's ownership from render; they never
 // import it, so they cannot decide ownership on their own.
 func TestStagesDoNotImportRender(t *testing.T) {

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"encoding/binary"
 	"net/netip"
 	"strings"
 	"testing"
@@ -40,45 +39,6 @@ func TestProbeChecksums(t *testing.T) {
 		if p.Protocol == "tcp" && l4[13] != 0x02 {
 			t.Errorf("%v: not a SYN: flags %#x", p, l4[13])
 		}
-	}
-}
-
-// attr encodes one netlink attribute.
-func attr(typ uint16, v []byte) []byte {
-	b := binary.NativeEndian.AppendUint16(nil, uint16(4+len(v)))
-	b = binary.NativeEndian.AppendUint16(b, typ)
-	b = append(b, v...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
-
-func TestDecodeEvent(t *testing.T) {
-	verdict := append(attr(verdictCode, binary.BigEndian.AppendUint32(nil, uint32(0xfffffffd))), attr(verdictChain, []byte("services\x00"))...)
-	payload := []byte{2, 0, 0, 0}
-	for _, a := range [][]byte{
-		attr(attrTable, []byte("kube-proxy\x00")),
-		attr(attrChain, []byte("nat-prerouting\x00")),
-		attr(attrHandle, binary.BigEndian.AppendUint64(nil, 45)),
-		attr(attrType, binary.BigEndian.AppendUint32(nil, 3)),
-		attr(attrID, binary.BigEndian.AppendUint32(nil, 99)),
-		attr(attrVerdict|0x8000, verdict),
-	} {
-		payload = append(payload, a...)
-	}
-	ev, err := DecodeEvent(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Event{ID: 99, Family: "ip", Table: "kube-proxy", Chain: "nat-prerouting", Handle: 45, Type: "rule", Verdict: "jump services"}
-	if ev.ID != want.ID || ev.Family != want.Family || ev.Table != want.Table || ev.Chain != want.Chain ||
-		ev.Handle != want.Handle || ev.Type != want.Type || ev.Verdict != want.Verdict {
-		t.Errorf("decoded %+v, want %+v", ev, want)
-	}
-	truncated := append(binary.NativeEndian.AppendUint16([]byte{2, 0, 0, 0}, 12), 1, 0, 'k', 'u', 'b', 'e')
-	if _, err := DecodeEvent(truncated); err == nil {
-		t.Error("a truncated attribute decoded")
 	}
 }
 

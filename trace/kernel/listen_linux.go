@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,10 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// groupTrace is NFNLGRP_NFTRACE, the multicast group of nf_tables trace
-// events.
-const groupTrace = 9
 
 // listener receives nf_tables trace events.
 type listener struct{ fd int }
@@ -27,7 +22,7 @@ func listen() (*listener, error) {
 		l.close()
 		return nil, fmt.Errorf("netlink bind: %w", err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, groupTrace); err != nil {
+	if err := unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, unix.NFNLGRP_NFTRACE); err != nil {
 		l.close()
 		return nil, fmt.Errorf("join the nf_tables trace group: %w", err)
 	}
@@ -67,25 +62,4 @@ func (l *listener) collect(quiet time.Duration, deadline time.Time, done func(Ev
 		}
 	}
 	return events, nil
-}
-
-// decodeMessages decodes the trace events in one netlink datagram.
-func decodeMessages(b []byte) ([]Event, error) {
-	var out []Event
-	for len(b) >= unix.NLMSG_HDRLEN {
-		n := int(binary.NativeEndian.Uint32(b))
-		typ := binary.NativeEndian.Uint16(b[4:])
-		if n < unix.NLMSG_HDRLEN || n > len(b) {
-			return nil, fmt.Errorf("netlink message of length %d in %d bytes", n, len(b))
-		}
-		if typ == unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_TRACE {
-			ev, err := DecodeEvent(b[unix.NLMSG_HDRLEN:n])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ev)
-		}
-		b = b[min((n+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
-	}
-	return out, nil
 }

@@ -19,4 +19,8 @@
 // REDIRECT and REJECT targets. Any other expression, field or flag makes
 // Read fail with ErrUnknown, and the caller runs iptables-nft-save: a table
 // this package cannot print exactly is never guessed at.
+//
+// The attributes are read with nfnl, and numbered as golang.org/x/sys/unix
+// numbers them. Only Linux has nf_tables: elsewhere Read fails
+// (read_other.go) and the rest of the package is not built.
 package iptablesnft

@@ -5,12 +5,14 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
-// builtin is a chain iptables-nft creates as a base chain: its hook
-// (NF_INET_*), priority and type.
+// builtin is a chain iptables-nft creates as a base chain: its hook and
+// priority (NF_IP_PRI_*, which golang.org/x/sys/unix lacks).
 type builtin struct {
 	name     string
 	hook     uint32
@@ -20,8 +22,11 @@ type builtin struct {
 // builtins are the base chains of the tables the tool reads, in the order
 // iptables-nft-save prints them; it prints each, present or not.
 var builtins = map[ipt.TableName][]builtin{
-	ipt.Filter: {{"INPUT", 1, 0}, {"FORWARD", 2, 0}, {"OUTPUT", 3, 0}},
-	ipt.NAT:    {{"PREROUTING", 0, -100}, {"INPUT", 1, 100}, {"OUTPUT", 3, -100}, {"POSTROUTING", 4, 100}},
+	ipt.Filter: {{"INPUT", unix.NF_INET_LOCAL_IN, 0}, {"FORWARD", unix.NF_INET_FORWARD, 0}, {"OUTPUT", unix.NF_INET_LOCAL_OUT, 0}},
+	ipt.NAT: {
+		{"PREROUTING", unix.NF_INET_PRE_ROUTING, -100}, {"INPUT", unix.NF_INET_LOCAL_IN, 100},
+		{"OUTPUT", unix.NF_INET_LOCAL_OUT, -100}, {"POSTROUTING", unix.NF_INET_POST_ROUTING, 100},
+	},
 }
 
 // chainTypes are the nf_tables chain types of the tables' base chains.

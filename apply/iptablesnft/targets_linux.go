@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // targets are the xtables targets this package prints, by name and
@@ -22,14 +24,6 @@ func markTarget(info []byte, _ family) (string, error) {
 	text := " --set-xmark 0x" + strconv.FormatUint(uint64(b.u32(0)), 16) + "/0x" + strconv.FormatUint(uint64(b.u32(4)), 16)
 	return text, b.err("MARK")
 }
-
-// NAT range flags (linux/netfilter/nf_nat.h).
-const (
-	natMapIPs         = 1 << 0
-	natProtoSpecified = 1 << 1
-	natRandom         = 1 << 2
-	natRandomFully    = 1 << 4
-)
 
 // natRange is a NAT target's range: IPv4's rev-0 targets carry struct
 // nf_nat_ipv4_multi_range_compat { u32 rangesize; { u32 flags; be32
@@ -84,11 +78,11 @@ func fullRange(info []byte, fam family, withBase bool) (natRange, error) {
 // portsText is "--to-ports N[-M]" of MASQUERADE and REDIRECT, then their
 // flags.
 func (r natRange) portsText() (string, error) {
-	if r.flags&^(natProtoSpecified|natRandom|natRandomFully) != 0 {
+	if r.flags&^(unix.NF_NAT_RANGE_PROTO_SPECIFIED|unix.NF_NAT_RANGE_PROTO_RANDOM|unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY) != 0 {
 		return "", unknown("NAT flags 0x%x", r.flags)
 	}
 	var s string
-	if r.flags&natProtoSpecified != 0 {
+	if r.flags&unix.NF_NAT_RANGE_PROTO_SPECIFIED != 0 {
 		s = " --to-ports " + strconv.Itoa(int(r.minPort))
 		if r.maxPort != r.minPort {
 			s += "-" + strconv.Itoa(int(r.maxPort))
@@ -99,10 +93,10 @@ func (r natRange) portsText() (string, error) {
 
 func (r natRange) flagsText() string {
 	var s string
-	if r.flags&natRandom != 0 {
+	if r.flags&unix.NF_NAT_RANGE_PROTO_RANDOM != 0 {
 		s += " --random"
 	}
-	if r.flags&natRandomFully != 0 {
+	if r.flags&unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY != 0 {
 		s += " --random-fully"
 	}
 	return s
@@ -132,14 +126,14 @@ func dnatTarget(info []byte, fam family) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.flags&^(natMapIPs|natProtoSpecified) != 0 || r.flags&natMapIPs == 0 || r.minAddr != r.maxAddr {
+	if r.flags&^(unix.NF_NAT_RANGE_MAP_IPS|unix.NF_NAT_RANGE_PROTO_SPECIFIED) != 0 || r.flags&unix.NF_NAT_RANGE_MAP_IPS == 0 || r.minAddr != r.maxAddr {
 		return "", unknown("a DNAT of an address range or with flags 0x%x", r.flags)
 	}
 	if fam.v6 && !ipv6PrintsAsGo(r.minAddr) {
 		return "", unknown("an IPv6 address inet_ntop prints with an IPv4 tail")
 	}
 	s := " --to-destination " + r.minAddr.String()
-	if r.flags&natProtoSpecified != 0 {
+	if r.flags&unix.NF_NAT_RANGE_PROTO_SPECIFIED != 0 {
 		if r.maxPort != r.minPort || (r.basePort != 0 && r.basePort != r.minPort) {
 			return "", unknown("a DNAT to a port range")
 		}

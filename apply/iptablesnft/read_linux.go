@@ -10,12 +10,6 @@ import (
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
-// Reader reads iptables-nft's tables through one nf_tables connection,
-// which stays in the network namespace it was opened in.
-type Reader struct {
-	Conn *nftables.Conn
-}
-
 // errMoved means the ruleset changed under every attempt to read it.
 var errMoved = errors.New("the nf_tables ruleset kept changing while it was read")
 

@@ -8,21 +8,10 @@ import (
 	"net/netip"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-)
-
-// Field numbers iptables-nft loads (linux/netfilter/nf_tables.h).
-const (
-	payloadNetwork   = 1 // NFT_PAYLOAD_NETWORK_HEADER
-	payloadTransport = 2 // NFT_PAYLOAD_TRANSPORT_HEADER
-
-	metaMark    = 3  // NFT_META_MARK
-	metaIIFName = 6  // NFT_META_IIFNAME
-	metaOIFName = 7  // NFT_META_OIFNAME
-	metaL4Proto = 16 // NFT_META_L4PROTO
-
-	cmpEq  = 0 // NFT_CMP_EQ
-	cmpNeq = 1 // NFT_CMP_NEQ
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 )
 
 // test is what iptables-nft writes for one native match: a load of a
@@ -43,22 +32,22 @@ type test struct {
 // exprs and returns the test and how many expressions it took.
 func readTest(exprs []nftables.RawExpr) (test, int, error) {
 	var t test
-	load, err := parseAttrs(exprs[0].Data)
+	load, err := nfnl.ParseAttrs(exprs[0].Data)
 	if err != nil {
 		return t, 0, err
 	}
-	reg, okReg := load.u32(attrPayloadDreg) // the same number for meta
+	reg, okReg := load.U32(unix.NFTA_PAYLOAD_DREG) // the same number as NFTA_META_DREG
 	if exprs[0].Name == "meta" {
 		t.meta = true
-		k, ok := load.u32(attrMetaKey)
+		k, ok := load.U32(unix.NFTA_META_KEY)
 		if !ok || !okReg {
 			return t, 0, unknown("a meta load without key or register")
 		}
 		t.key = k
 	} else {
-		base, ok1 := load.u32(attrPayloadBase)
-		off, ok2 := load.u32(attrPayloadOffset)
-		l, ok3 := load.u32(attrPayloadLen)
+		base, ok1 := load.U32(unix.NFTA_PAYLOAD_BASE)
+		off, ok2 := load.U32(unix.NFTA_PAYLOAD_OFFSET)
+		l, ok3 := load.U32(unix.NFTA_PAYLOAD_LEN)
 		if !ok1 || !ok2 || !ok3 || !okReg || l == 0 || l > 16 {
 			return t, 0, unknown("a payload load of an unknown form")
 		}
@@ -90,16 +79,16 @@ func readTest(exprs []nftables.RawExpr) (test, int, error) {
 
 // readMask reads "reg = (reg & mask) ^ 0", iptables-nft's only bitwise.
 func readMask(e nftables.RawExpr, reg uint32) ([]byte, error) {
-	a, err := parseAttrs(e.Data)
+	a, err := nfnl.ParseAttrs(e.Data)
 	if err != nil {
 		return nil, err
 	}
-	sreg, ok1 := a.u32(attrBitwiseSreg)
-	dreg, ok2 := a.u32(attrBitwiseDreg)
-	mask, ok3 := a.value(attrBitwiseMask)
-	xor, ok4 := a.value(attrBitwiseXor)
-	op, hasOp := a.u32(attrBitwiseOp)
-	if !ok1 || !ok2 || !ok3 || !ok4 || sreg != reg || dreg != reg || (hasOp && op != 0) ||
+	sreg, ok1 := a.U32(unix.NFTA_BITWISE_SREG)
+	dreg, ok2 := a.U32(unix.NFTA_BITWISE_DREG)
+	mask, ok3 := dataValue(a, unix.NFTA_BITWISE_MASK)
+	xor, ok4 := dataValue(a, unix.NFTA_BITWISE_XOR)
+	op, hasOp := a.U32(nfnl.NFTA_BITWISE_OP)
+	if !ok1 || !ok2 || !ok3 || !ok4 || sreg != reg || dreg != reg || (hasOp && op != unix.NFT_BITWISE_BOOL) ||
 		len(xor) != len(mask) || bytes.Count(xor, []byte{0}) != len(xor) {
 		return nil, unknown("a bitwise other than a mask")
 	}
@@ -107,18 +96,24 @@ func readMask(e nftables.RawExpr, reg uint32) ([]byte, error) {
 }
 
 func (t *test) readCmp(e nftables.RawExpr, reg uint32) error {
-	a, err := parseAttrs(e.Data)
+	a, err := nfnl.ParseAttrs(e.Data)
 	if err != nil {
 		return err
 	}
-	sreg, ok1 := a.u32(attrCmpSreg)
-	op, ok2 := a.u32(attrCmpOp)
-	data, ok3 := a.value(attrCmpData)
-	if !ok1 || !ok2 || !ok3 || sreg != reg || (op != cmpEq && op != cmpNeq) {
+	sreg, ok1 := a.U32(unix.NFTA_CMP_SREG)
+	op, ok2 := a.U32(unix.NFTA_CMP_OP)
+	data, ok3 := dataValue(a, unix.NFTA_CMP_DATA)
+	if !ok1 || !ok2 || !ok3 || sreg != reg || (op != unix.NFT_CMP_EQ && op != unix.NFT_CMP_NEQ) {
 		return unknown("a comparison other than == or !=")
 	}
-	t.not, t.data = op == cmpNeq, data
+	t.not, t.data = op == unix.NFT_CMP_NEQ, data
 	return nil
+}
+
+// dataValue reads the NFTA_DATA_VALUE nested in attribute typ.
+func dataValue(a nfnl.Attrs, typ uint16) ([]byte, bool) {
+	v, err := nfnl.DataValue(a[typ])
+	return v, err == nil
 }
 
 // prefix reads an address test of the network header, at the offsets of

@@ -1,16 +1,14 @@
 package iptablesnft
 
 import (
-	"errors"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
-
-// ErrUnknown means a table holds something this package does not print
-// exactly as iptables-nft-save would: the caller runs iptables-nft-save.
-var ErrUnknown = errors.New("not a shape this reader prints")
 
 // family holds where a family's addresses sit in the network header.
 type family struct {
@@ -39,7 +37,7 @@ type rule struct {
 
 // protocols are the -p names iptables-save prints for the protocols
 // kube-proxy matches; any other number is left to iptables-nft-save.
-var protocols = map[byte]string{6: "tcp", 17: "udp", 132: "sctp"}
+var protocols = map[byte]string{unix.IPPROTO_TCP: "tcp", unix.IPPROTO_UDP: "udp", unix.IPPROTO_SCTP: "sctp"}
 
 // appendRule appends "-A chain ..." and a newline for one rule.
 func appendRule(buf []byte, fam family, chain string, exprs []nftables.RawExpr) ([]byte, error) {
@@ -88,31 +86,31 @@ func (r *rule) appendTo(buf []byte) []byte {
 // protocol, a mark, or a port.
 func (r *rule) addTest(t test) error {
 	switch {
-	case t.meta && t.key == metaL4Proto && t.mask == nil && len(t.data) == 1:
+	case t.meta && t.key == unix.NFT_META_L4PROTO && t.mask == nil && len(t.data) == 1:
 		return set(&r.proto, "-p", t.not, protocols[t.data[0]], func() {
 			if !t.not {
 				r.l4 = t.data[0]
 			}
 		})
-	case t.meta && (t.key == metaIIFName || t.key == metaOIFName):
+	case t.meta && (t.key == unix.NFT_META_IIFNAME || t.key == unix.NFT_META_OIFNAME):
 		name, err := t.ifaceName()
 		if err != nil {
 			return err
 		}
-		if t.key == metaIIFName {
+		if t.key == unix.NFT_META_IIFNAME {
 			return set(&r.in, "-i", t.not, name, nil)
 		}
 		return set(&r.out, "-o", t.not, name, nil)
-	case t.meta && t.key == metaMark:
+	case t.meta && t.key == unix.NFT_META_MARK:
 		text, err := t.markText()
 		if err != nil {
 			return err
 		}
 		r.addMatchText("mark", " "+text)
 		return nil
-	case !t.meta && t.base == payloadNetwork:
+	case !t.meta && t.base == unix.NFT_PAYLOAD_NETWORK_HEADER:
 		return r.addAddress(t)
-	case !t.meta && t.base == payloadTransport:
+	case !t.meta && t.base == unix.NFT_PAYLOAD_TRANSPORT_HEADER:
 		return r.addPort(t)
 	}
 	return unknown("a test of an unknown field")
@@ -180,39 +178,35 @@ func (r *rule) addMatchText(name, options string) {
 
 // setVerdict reads an immediate verdict: a standard target or a jump.
 func (r *rule) setVerdict(e nftables.RawExpr) error {
-	a, err := parseAttrs(e.Data)
+	a, err := nfnl.ParseAttrs(e.Data)
 	if err != nil {
 		return err
 	}
-	if reg, ok := a.u32(attrImmDreg); !ok || reg != 0 {
+	if reg, ok := a.U32(unix.NFTA_IMMEDIATE_DREG); !ok || reg != unix.NFT_REG_VERDICT {
 		return unknown("an immediate other than a verdict")
 	}
-	data, err := parseAttrs(a[attrImmData])
+	data, err := nfnl.ParseAttrs(a[unix.NFTA_IMMEDIATE_DATA])
 	if err != nil {
 		return err
 	}
-	v, err := parseAttrs(data[attrDataVerdict])
+	v, err := nfnl.ParseVerdict(data[unix.NFTA_DATA_VERDICT])
 	if err != nil {
-		return err
-	}
-	code, ok := v.u32(attrVerdictCode)
-	if !ok {
-		return unknown("a verdict without a code")
+		return unknown("a verdict of an unknown form (%v)", err)
 	}
 	var text string
-	switch int32(code) {
-	case 1:
+	switch v.Code {
+	case nfnl.NF_ACCEPT:
 		text = " -j ACCEPT"
-	case 0:
+	case nfnl.NF_DROP:
 		text = " -j DROP"
-	case -5:
+	case unix.NFT_RETURN:
 		text = " -j RETURN"
-	case -3:
-		text = " -j " + v.str(attrVerdictName)
-	case -4:
-		text = " -g " + v.str(attrVerdictName)
+	case unix.NFT_JUMP:
+		text = " -j " + v.Chain
+	case unix.NFT_GOTO:
+		text = " -g " + v.Chain
 	default:
-		return unknown("verdict %d", int32(code))
+		return unknown("verdict %d", v.Code)
 	}
 	return r.finish([]byte(text))
 }
@@ -226,17 +220,19 @@ func (r *rule) finish(target []byte) error {
 }
 
 // xtBlob reads a match or target expression: its name, revision and info.
+// A target's attributes are numbered as a match's (NFTA_TARGET_NAME is
+// NFTA_MATCH_NAME, and so on).
 func xtBlob(e nftables.RawExpr) (name string, rev uint32, info []byte, err error) {
-	a, err := parseAttrs(e.Data)
+	a, err := nfnl.ParseAttrs(e.Data)
 	if err != nil {
 		return "", 0, nil, err
 	}
-	rev, ok := a.u32(attrXtRev)
-	info, okInfo := a[attrXtInfo]
+	rev, ok := a.U32(unix.NFTA_MATCH_REV)
+	info, okInfo := a[unix.NFTA_MATCH_INFO]
 	if !ok || !okInfo {
 		return "", 0, nil, unknown("an xtables %s without revision or info", e.Name)
 	}
-	return a.str(attrXtName), rev, info, nil
+	return a.String(unix.NFTA_MATCH_NAME), rev, info, nil
 }
 
 func (r *rule) addMatch(e nftables.RawExpr) error {

@@ -37,10 +37,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = Messages(b, func(m Message) error {
 			_, _, _ = ParseError(m)
-			_, a, err := Body(m.Data)
-			if err == nil {
-				_, _ = ParseAttrs(a)
-			}
+			_, _ = m.Attrs()
 			return nil
 		})
 		_, _, _ = ParseError(Message{Flags: unix.NLM_F_ACK_TLVS, Data: b})

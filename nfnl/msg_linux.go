@@ -45,6 +45,20 @@ func Messages(b []byte, fn func(Message) error) error {
 
 func msgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
+// NumberMessages writes consecutive sequence numbers, from first, into
+// the messages of b, which the caller encoded: a batch, or one request.
+func NumberMessages(b []byte, first uint32) {
+	seq := first
+	for off := 0; off+unix.NLMSG_HDRLEN <= len(b); seq++ {
+		binary.NativeEndian.PutUint32(b[off+8:], seq)
+		l := int(binary.NativeEndian.Uint32(b[off:]))
+		if l < unix.NLMSG_HDRLEN {
+			return // not a message: nothing after it is either
+		}
+		off += msgAlign(l)
+	}
+}
+
 // NFTablesType is the netlink message type of nf_tables' message msg
 // (unix.NFT_MSG_NEWRULE, ...): the subsystem in the high byte.
 func NFTablesType(msg uint16) uint16 { return unix.NFNL_SUBSYS_NFTABLES<<8 | msg }
@@ -61,6 +75,16 @@ func Body(data []byte) (family byte, attrs []byte, err error) {
 		return 0, nil, fmt.Errorf("nfnetlink message of %d bytes has no header", len(data))
 	}
 	return data[0], data[genLen:], nil
+}
+
+// Attrs reads the attributes of an nfnetlink message, after its
+// nfgenmsg.
+func (m Message) Attrs() (Attrs, error) {
+	_, b, err := Body(m.Data)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttrs(b)
 }
 
 // ParseError decodes an NLMSG_ERROR message: the errno (0 for an

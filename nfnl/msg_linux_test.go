@@ -28,14 +28,10 @@ func TestMessages(t *testing.T) {
 		if m.Type != unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_NEWTABLE || m.Flags != unix.NLM_F_MULTI || m.Seq != uint32(7+len(tables)) {
 			t.Errorf("message %d: type %#x flags %#x seq %d", len(tables), m.Type, m.Flags, m.Seq)
 		}
-		family, attrs, err := Body(m.Data)
-		if err != nil {
-			return err
+		if family, _, err := Body(m.Data); err != nil || family != unix.NFPROTO_IPV4 {
+			t.Errorf("family %d, %v; want %d", family, err, unix.NFPROTO_IPV4)
 		}
-		if family != unix.NFPROTO_IPV4 {
-			t.Errorf("family %d, want %d", family, unix.NFPROTO_IPV4)
-		}
-		a, err := ParseAttrs(attrs)
+		a, err := m.Attrs()
 		tables = append(tables, a.String(unix.NFTA_TABLE_NAME))
 		return err
 	})
@@ -68,12 +64,32 @@ func TestMessagesMalformed(t *testing.T) {
 	}
 }
 
+func TestNumberMessages(t *testing.T) {
+	b, _ := datagram()
+	NumberMessages(b, 41)
+	var seqs []uint32
+	if err := Messages(b, func(m Message) error {
+		seqs = append(seqs, m.Seq)
+		return nil
+	}); err != nil || len(seqs) != 2 || seqs[0] != 41 || seqs[1] != 42 {
+		t.Errorf("numbered %v, %v; want [41 42]", seqs, err)
+	}
+	zero := make([]byte, 40) // a length of 0 must not loop forever
+	NumberMessages(zero, 1)
+	if binary.NativeEndian.Uint32(zero[8:]) != 1 || binary.NativeEndian.Uint32(zero[24:]) != 0 {
+		t.Errorf("a message of length 0 numbered as % x", zero)
+	}
+}
+
 func TestBodyShort(t *testing.T) {
 	if _, _, err := Body([]byte{2, 0, 0}); err == nil {
 		t.Error("a payload shorter than the nfgenmsg split")
 	}
 	if fam, attrs, err := Body([]byte{10, 0, 0, 0}); err != nil || fam != unix.NFPROTO_IPV6 || len(attrs) != 0 {
 		t.Errorf("Body of a bare nfgenmsg = %d, %v, %v", fam, attrs, err)
+	}
+	if a, err := (Message{Data: []byte{2, 0}}).Attrs(); err == nil {
+		t.Errorf("a message shorter than the nfgenmsg read as %v", a)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 )
 
 // commitWait bounds the wait for the kernel's answer once the batch is
@@ -68,11 +70,11 @@ func (b *Batch) Commit() error {
 	// reports every failing message anyway, and a batch of 100k
 	// acknowledgements would overflow the receive buffer (ENOBUFS).
 	flagsAt := b.lastMsg + 6
-	binary.NativeEndian.PutUint16(b.enc.b[flagsAt:], binary.NativeEndian.Uint16(b.enc.b[flagsAt:])|unix.NLM_F_ACK)
-	end := b.enc.beginMsg(unix.NFNL_MSG_BATCH_END, unix.NLM_F_REQUEST, unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES)
-	b.enc.endMsg(end)
-	buf, ops := b.enc.b, b.ops
-	b.enc.b, b.ops = nil, nil
+	binary.NativeEndian.PutUint16(b.enc.Buf[flagsAt:], binary.NativeEndian.Uint16(b.enc.Buf[flagsAt:])|unix.NLM_F_ACK)
+	end := b.enc.BeginMsg(unix.NFNL_MSG_BATCH_END, unix.NLM_F_REQUEST, unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES)
+	b.enc.EndMsg(end)
+	buf, ops := b.enc.Buf, b.ops
+	b.enc.Buf, b.ops = nil, nil
 	b.err = errors.New("nftables: batch already committed")
 
 	c := b.conn
@@ -80,22 +82,12 @@ func (b *Batch) Commit() error {
 	defer c.mu.Unlock()
 	// Sequence numbers: the batch begin, one per operation, the batch end.
 	first := c.nextSeqs(len(ops) + 2)
-	numberMessages(buf, first)
+	nfnl.NumberMessages(buf, first)
 	if err := c.send(buf); err != nil {
 		return fmt.Errorf("nftables: send transaction on table %s %s (%d messages, %d bytes): %w",
 			b.family, b.table, len(ops)+2, len(buf), err)
 	}
 	return b.collect(first, ops)
-}
-
-// numberMessages writes consecutive sequence numbers into every message
-// of buf, starting at first.
-func numberMessages(buf []byte, first uint32) {
-	seq := first
-	for off := 0; off+unix.NLMSG_HDRLEN <= len(buf); seq++ {
-		binary.NativeEndian.PutUint32(buf[off+8:], seq)
-		off += nlAlign(int(binary.NativeEndian.Uint32(buf[off:])))
-	}
 }
 
 // collect reads the kernel's answer to the batch: an error for every
@@ -114,11 +106,11 @@ func (b *Batch) collect(first uint32, ops []batchOp) error {
 	acked, batchFailed := false, false
 	deadline := time.Now().Add(commitWait)
 	for !acked {
-		err := c.recv(true, func(m message) error {
-			if m.typ != unix.NLMSG_ERROR {
+		err := c.recv(true, func(m nfnl.Message) error {
+			if m.Type != unix.NLMSG_ERROR {
 				return nil
 			}
-			errno, seq, text := netlinkError(m)
+			errno, seq, text := nfnl.ParseError(m)
 			if seq < first || seq > last {
 				return nil // a stray answer to an earlier exchange
 			}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -23,7 +24,7 @@ type Batch struct {
 	fam    byte
 	table  string
 
-	enc     encoder
+	enc     nfnl.Encoder
 	ops     []batchOp // one per message after the batch begin
 	objects int       // see Ops
 	err     error     // first queueing error
@@ -66,8 +67,8 @@ func (c *Conn) NewBatch(family nft.Family, table string) *Batch {
 	default:
 		b.fail(fmt.Errorf("unsupported family %q", family))
 	}
-	start := b.enc.beginMsg(unix.NFNL_MSG_BATCH_BEGIN, unix.NLM_F_REQUEST, unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES)
-	b.enc.endMsg(start)
+	start := b.enc.BeginMsg(unix.NFNL_MSG_BATCH_BEGIN, unix.NLM_F_REQUEST, unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES)
+	b.enc.EndMsg(start)
 	return b
 }
 
@@ -76,16 +77,16 @@ func (c *Conn) NewBatch(family nft.Family, table string) *Batch {
 // done with it.
 func (b *Batch) Grow(n int) {
 	if n < mapBufferMin || b.mapped != nil {
-		b.enc.b = slices.Grow(b.enc.b, n)
+		b.enc.Buf = slices.Grow(b.enc.Buf, n)
 		return
 	}
-	buf, err := mapBuffer(len(b.enc.b) + n)
+	buf, err := mapBuffer(len(b.enc.Buf) + n)
 	if err != nil {
-		b.enc.b = slices.Grow(b.enc.b, n)
+		b.enc.Buf = slices.Grow(b.enc.Buf, n)
 		return
 	}
 	b.mapped = buf
-	b.enc.b = append(buf[:0], b.enc.b...)
+	b.enc.Buf = append(buf[:0], b.enc.Buf...)
 }
 
 // Release unmaps the memory that Grow mapped, if any. The batch cannot be
@@ -94,7 +95,7 @@ func (b *Batch) Release() {
 	if b.mapped == nil {
 		return
 	}
-	b.enc.b = nil
+	b.enc.Buf = nil
 	unmapBuffer(b.mapped)
 	b.mapped = nil
 	b.err = errors.New("nftables: batch released")
@@ -179,16 +180,16 @@ func (info *setInfo) declareTypes(s *nft.Set) error {
 func (b *Batch) begin(msg uint16, flags uint16, o batchOp) int {
 	b.ops = append(b.ops, o)
 	b.objects++
-	start := b.enc.beginMsg(msgType(msg), unix.NLM_F_REQUEST|flags, b.fam, 0)
+	start := b.enc.BeginMsg(nfnl.NFTablesType(msg), unix.NLM_F_REQUEST|flags, b.fam, 0)
 	b.lastMsg = start
 	return start
 }
 
 func (b *Batch) finish(start int) {
-	b.enc.endMsg(start)
-	if b.enc.err != nil {
-		b.fail(fmt.Errorf("%s: %w", b.ops[len(b.ops)-1], b.enc.err))
-		b.enc.err = nil
+	b.enc.EndMsg(start)
+	if b.enc.Err != nil {
+		b.fail(fmt.Errorf("%s: %w", b.ops[len(b.ops)-1], b.enc.Err))
+		b.enc.Err = nil
 	}
 }
 
@@ -196,10 +197,10 @@ func (b *Batch) finish(start int) {
 // no-op when the table exists, and the kernel keeps the existing comment.
 func (b *Batch) AddTable(comment string) {
 	start := b.begin(unix.NFT_MSG_NEWTABLE, unix.NLM_F_CREATE, batchOp{verb: "add", kind: "table", name: b.table})
-	b.enc.putString(unix.NFTA_TABLE_NAME, b.table)
-	b.enc.putU32(unix.NFTA_TABLE_FLAGS, 0)
+	b.enc.PutString(unix.NFTA_TABLE_NAME, b.table)
+	b.enc.PutU32(unix.NFTA_TABLE_FLAGS, 0)
 	if comment != "" {
-		b.enc.put(nftaTableUserdata, appendUdataString(nil, udataComment, comment))
+		b.enc.Put(nfnl.NFTA_TABLE_USERDATA, appendUdataString(nil, udataComment, comment))
 	}
 	b.finish(start)
 }
@@ -209,7 +210,7 @@ func (b *Batch) AddTable(comment string) {
 // exists, as `nft -f` scripts do).
 func (b *Batch) DeleteTable() {
 	start := b.begin(unix.NFT_MSG_DELTABLE, 0, batchOp{verb: "delete", kind: "table", name: b.table})
-	b.enc.putString(unix.NFTA_TABLE_NAME, b.table)
+	b.enc.PutString(unix.NFTA_TABLE_NAME, b.table)
 	b.finish(start)
 	b.fresh = true
 	clear(b.sets)
@@ -219,8 +220,8 @@ func (b *Batch) DeleteTable() {
 // DeleteSet deletes a set or map with its elements.
 func (b *Batch) DeleteSet(name string) {
 	start := b.begin(unix.NFT_MSG_DELSET, 0, batchOp{verb: "delete", kind: "set", name: name})
-	b.enc.putString(unix.NFTA_SET_TABLE, b.table)
-	b.enc.putString(unix.NFTA_SET_NAME, name)
+	b.enc.PutString(unix.NFTA_SET_TABLE, b.table)
+	b.enc.PutString(unix.NFTA_SET_NAME, name)
 	b.finish(start)
 	delete(b.sets, name)
 	delete(b.badSets, name)
@@ -229,16 +230,16 @@ func (b *Batch) DeleteSet(name string) {
 // FlushChain deletes all rules of a chain.
 func (b *Batch) FlushChain(name string) {
 	start := b.begin(unix.NFT_MSG_DELRULE, 0, batchOp{verb: "flush", kind: "chain", name: name})
-	b.enc.putString(unix.NFTA_RULE_TABLE, b.table)
-	b.enc.putString(unix.NFTA_RULE_CHAIN, name)
+	b.enc.PutString(unix.NFTA_RULE_TABLE, b.table)
+	b.enc.PutString(unix.NFTA_RULE_CHAIN, name)
 	b.finish(start)
 }
 
 // DeleteChain deletes an empty chain that nothing jumps to.
 func (b *Batch) DeleteChain(name string) {
 	start := b.begin(unix.NFT_MSG_DELCHAIN, 0, batchOp{verb: "delete", kind: "chain", name: name})
-	b.enc.putString(unix.NFTA_CHAIN_TABLE, b.table)
-	b.enc.putString(unix.NFTA_CHAIN_NAME, name)
+	b.enc.PutString(unix.NFTA_CHAIN_TABLE, b.table)
+	b.enc.PutString(unix.NFTA_CHAIN_NAME, name)
 	b.finish(start)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -26,30 +27,30 @@ const (
 // chain's comment (delete and re-create the chain to change it).
 func (b *Batch) AddChain(c *nft.Chain) {
 	start := b.begin(unix.NFT_MSG_NEWCHAIN, unix.NLM_F_CREATE, batchOp{verb: "add", kind: "chain", name: c.Name})
-	b.enc.putString(unix.NFTA_CHAIN_TABLE, b.table)
-	b.enc.putString(unix.NFTA_CHAIN_NAME, c.Name)
+	b.enc.PutString(unix.NFTA_CHAIN_TABLE, b.table)
+	b.enc.PutString(unix.NFTA_CHAIN_NAME, c.Name)
 	if bc := c.Base; bc != nil {
 		hook, prio, err := baseChainHook(bc)
 		if err != nil {
 			b.fail(fmt.Errorf("chain %s: %w", c.Name, err))
 		}
-		h := b.enc.nested(unix.NFTA_CHAIN_HOOK)
-		b.enc.putU32(unix.NFTA_HOOK_HOOKNUM, hook)
-		b.enc.putU32(unix.NFTA_HOOK_PRIORITY, uint32(int32(prio)))
-		b.enc.end(h)
-		policy := uint32(nfAccept)
+		h := b.enc.Nested(unix.NFTA_CHAIN_HOOK)
+		b.enc.PutU32(unix.NFTA_HOOK_HOOKNUM, hook)
+		b.enc.PutU32(unix.NFTA_HOOK_PRIORITY, uint32(int32(prio)))
+		b.enc.End(h)
+		policy := uint32(nfnl.NF_ACCEPT)
 		switch bc.Policy {
 		case nft.Accept, "":
 		case nft.Drop:
-			policy = nfDrop
+			policy = nfnl.NF_DROP
 		default:
 			b.fail(fmt.Errorf("chain %s: unsupported policy %q", c.Name, bc.Policy))
 		}
-		b.enc.putU32(unix.NFTA_CHAIN_POLICY, policy)
-		b.enc.putString(unix.NFTA_CHAIN_TYPE, string(bc.Type))
+		b.enc.PutU32(unix.NFTA_CHAIN_POLICY, policy)
+		b.enc.PutString(unix.NFTA_CHAIN_TYPE, string(bc.Type))
 	}
 	if c.Comment != "" {
-		b.enc.put(nftaChainUserdata, appendUdataString(nil, udataComment, c.Comment))
+		b.enc.Put(nfnl.NFTA_CHAIN_USERDATA, appendUdataString(nil, udataComment, c.Comment))
 	}
 	b.finish(start)
 }
@@ -109,28 +110,28 @@ func setFlags(s *nft.Set) uint32 {
 // for maps, and the comment (which google/nftables v0.3.0 cannot read back).
 func (b *Batch) putSetAttrs(info *setInfo, name string, id, flags, size uint32, timeout time.Duration, comment string) {
 	e := &b.enc
-	e.putString(unix.NFTA_SET_TABLE, b.table)
-	e.putString(unix.NFTA_SET_NAME, name)
+	e.PutString(unix.NFTA_SET_TABLE, b.table)
+	e.PutString(unix.NFTA_SET_NAME, name)
 	if flags != 0 {
-		e.putU32(unix.NFTA_SET_FLAGS, flags)
+		e.PutU32(unix.NFTA_SET_FLAGS, flags)
 	}
-	e.putU32(unix.NFTA_SET_KEY_TYPE, info.key.magic())
-	e.putU32(unix.NFTA_SET_KEY_LEN, uint32(info.key.size()))
+	e.PutU32(unix.NFTA_SET_KEY_TYPE, info.key.magic())
+	e.PutU32(unix.NFTA_SET_KEY_LEN, uint32(info.key.size()))
 	if info.isMap() {
-		e.putU32(unix.NFTA_SET_DATA_TYPE, info.data.magic())
+		e.PutU32(unix.NFTA_SET_DATA_TYPE, info.data.magic())
 		if !info.data.isVerdict() {
-			e.putU32(unix.NFTA_SET_DATA_LEN, uint32(info.data.size()))
+			e.PutU32(unix.NFTA_SET_DATA_LEN, uint32(info.data.size()))
 		}
 	}
 	if timeout != 0 {
-		e.putU64(unix.NFTA_SET_TIMEOUT, uint64(timeout.Milliseconds()))
+		e.PutU64(unix.NFTA_SET_TIMEOUT, uint64(timeout.Milliseconds()))
 	}
 	if size != 0 {
-		d := e.nested(unix.NFTA_SET_DESC)
-		e.putU32(nftaSetDescSize, size)
-		e.end(d)
+		d := e.Nested(unix.NFTA_SET_DESC)
+		e.PutU32(unix.NFTA_SET_DESC_SIZE, size)
+		e.End(d)
 	}
-	e.putU32(unix.NFTA_SET_ID, id)
+	e.PutU32(unix.NFTA_SET_ID, id)
 	ud := appendUdataU32(nil, udataSetKeyOrder, info.keyOrder)
 	if info.isMap() {
 		ud = appendUdataU32(ud, udataSetDataOrder, info.data.order())
@@ -144,7 +145,7 @@ func (b *Batch) putSetAttrs(info *setInfo, name string, id, flags, size uint32, 
 	if comment != "" {
 		ud = appendUdataString(ud, udataSetComment, comment)
 	}
-	e.put(nftaSetUserdata, ud)
+	e.Put(unix.NFTA_SET_USERDATA, ud)
 }
 
 // addAnonSet creates a rule's anonymous set and points its lookup at it.
@@ -215,10 +216,10 @@ func (b *Batch) addElems(msg, flags uint16, set string, id uint32, verb string, 
 	for len(raws) > 0 {
 		start := b.begin(msg, flags, batchOp{verb: verb, kind: "elements of", name: set})
 		b.objects--
-		b.enc.putString(unix.NFTA_SET_ELEM_LIST_TABLE, b.table)
-		b.enc.putString(unix.NFTA_SET_ELEM_LIST_SET, set)
+		b.enc.PutString(unix.NFTA_SET_ELEM_LIST_TABLE, b.table)
+		b.enc.PutString(unix.NFTA_SET_ELEM_LIST_SET, set)
 		if id != 0 {
-			b.enc.putU32(unix.NFTA_SET_ELEM_LIST_SET_ID, id)
+			b.enc.PutU32(unix.NFTA_SET_ELEM_LIST_SET_ID, id)
 		}
 		n, size := 0, 0
 		for n < len(raws) && n < maxElemsPerMsg && size < maxElemBytesPerMsg {
@@ -237,9 +238,9 @@ func (b *Batch) addElems(msg, flags uint16, set string, id uint32, verb string, 
 func (b *Batch) addCompiledRule(chain, text string, cr *compiledRule) error {
 	start := b.begin(unix.NFT_MSG_NEWRULE, unix.NLM_F_CREATE|unix.NLM_F_APPEND,
 		batchOp{verb: "add", kind: "rule to chain", name: chain, detail: text})
-	b.enc.putString(unix.NFTA_RULE_TABLE, b.table)
-	b.enc.putString(unix.NFTA_RULE_CHAIN, chain)
-	list := b.enc.nested(unix.NFTA_RULE_EXPRESSIONS)
+	b.enc.PutString(unix.NFTA_RULE_TABLE, b.table)
+	b.enc.PutString(unix.NFTA_RULE_CHAIN, chain)
+	list := b.enc.Nested(unix.NFTA_RULE_EXPRESSIONS)
 	for _, e := range cr.exprs {
 		if err := b.putExpr(e); err != nil {
 			err = fmt.Errorf("nftables: chain %s: rule %q: %w", chain, text, err)
@@ -247,9 +248,9 @@ func (b *Batch) addCompiledRule(chain, text string, cr *compiledRule) error {
 			return err
 		}
 	}
-	b.enc.end(list)
+	b.enc.End(list)
 	if len(cr.udata) > 0 {
-		b.enc.put(unix.NFTA_RULE_USERDATA, cr.udata)
+		b.enc.Put(unix.NFTA_RULE_USERDATA, cr.udata)
 	}
 	b.finish(start)
 	return nil

@@ -271,22 +271,22 @@ func must(t testing.TB, err error) {
 // batch refuses to commit.
 func TestBatchGrowMapsLargeBuffers(t *testing.T) {
 	b := (&Conn{}).NewBatch(nft.IPv4, "t")
-	head := slices.Clone(b.enc.b)
+	head := slices.Clone(b.enc.Buf)
 	b.Grow(mapBufferMin)
 	if b.mapped == nil {
 		t.Fatal("a batch grown by mapBufferMin is not mapped")
 	}
-	if !bytes.Equal(b.enc.b, head) || cap(b.enc.b) < len(head)+mapBufferMin {
-		t.Fatalf("grown batch holds % x (cap %d), want % x and room for %d more", b.enc.b, cap(b.enc.b), head, mapBufferMin)
+	if !bytes.Equal(b.enc.Buf, head) || cap(b.enc.Buf) < len(head)+mapBufferMin {
+		t.Fatalf("grown batch holds % x (cap %d), want % x and room for %d more", b.enc.Buf, cap(b.enc.Buf), head, mapBufferMin)
 	}
 	if err := b.AddRule("c", "meta l4proto tcp dnat to 10.0.0.1:80"); err != nil {
 		t.Fatal(err)
 	}
-	if &b.enc.b[0] != &b.mapped[0] {
+	if &b.enc.Buf[0] != &b.mapped[0] {
 		t.Error("the batch left the mapped buffer")
 	}
 	b.Release()
-	if b.mapped != nil || b.enc.b != nil {
+	if b.mapped != nil || b.enc.Buf != nil {
 		t.Error("Release kept the buffer")
 	}
 	if err := b.Commit(); err == nil || !strings.Contains(err.Error(), "released") {

@@ -44,7 +44,7 @@ func BenchmarkEncodeNewTable(b *testing.B) {
 					if err := queueOps(batch, tx.ops); err != nil {
 						b.Fatal(err)
 					}
-					bytes = len(batch.enc.b)
+					bytes = len(batch.enc.Buf)
 					batch.Release()
 				}
 				b.ReportMetric(float64(bytes)/1e6, "MB")

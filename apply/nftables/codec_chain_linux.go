@@ -53,9 +53,3 @@ func hookName(n uint32) (nft.Hook, bool) {
 	}
 	return "", false
 }
-
-// Base chain policies (NF_DROP, NF_ACCEPT in linux/netfilter.h).
-const (
-	nfDrop   = 0
-	nfAccept = 1
-)

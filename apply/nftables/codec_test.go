@@ -8,6 +8,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -107,11 +108,11 @@ func TestDecompileForeignShapes(t *testing.T) {
 		}
 	}
 	// An expression kind google/nftables does not know at all.
-	var e encoder
-	item := e.nested(unix.NFTA_LIST_ELEM)
-	e.putString(unix.NFTA_EXPR_NAME, "last")
-	e.end(item)
-	exprs, err := unmarshalExprs(unix.NFPROTO_IPV4, e.b)
+	var e nfnl.Encoder
+	item := e.Nested(unix.NFTA_LIST_ELEM)
+	e.PutString(unix.NFTA_EXPR_NAME, "last")
+	e.End(item)
+	exprs, err := unmarshalExprs(unix.NFPROTO_IPV4, e.Buf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // A set declared with "typeof" names its key and data by the expressions
@@ -35,8 +37,6 @@ const (
 	exprKindPayload = 7  // EXPR_PAYLOAD
 	exprKindConcat  = 13 // EXPR_CONCAT
 	exprKindNumgen  = 23 // EXPR_NUMGEN
-
-	numgenRandom = 1 // NFT_NG_RANDOM
 )
 
 // typeofPayload is a header field a typeof declaration may name: nft's
@@ -91,7 +91,7 @@ func encodeTypeofPart(p string) (*dataType, uint32, []byte, error) {
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		a := appendUdataU32(nil, 0, numgenRandom)
+		a := appendUdataU32(nil, 0, unix.NFT_NG_RANDOM)
 		a = appendUdataU32(a, 1, mod)
 		return typeInteger, exprKindNumgen, appendUdataU32(a, 2, offset), nil
 	}
@@ -194,7 +194,7 @@ func decodeTypeofPart(kind uint32, attrs []byte) (string, bool) {
 		typ, ok1 := u32(0)
 		mod, ok2 := u32(1)
 		offset, _ := u32(2)
-		if !ok1 || !ok2 || typ != numgenRandom || mod == 0 {
+		if !ok1 || !ok2 || typ != unix.NFT_NG_RANDOM || mod == 0 {
 			return "", false
 		}
 		return newNumgenField(mod, offset).name, true

@@ -33,7 +33,7 @@ func TestCompileAheadIsOneByOne(t *testing.T) {
 	queue := func(ops []op, fn func(*Batch, []op) error) ([]byte, error) {
 		b := (&Conn{}).NewBatch(tx.family, tx.table)
 		err := fn(b, ops)
-		return b.enc.b, err
+		return b.enc.Buf, err
 	}
 	ahead, err := queue(tx.ops, queueOps)
 	if err != nil {

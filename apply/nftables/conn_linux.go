@@ -1,12 +1,13 @@
 package nftables
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 )
 
 // Socket buffer sizes. The send buffer must hold a whole batch, which goes
@@ -130,9 +131,10 @@ func (c *Conn) send(b []byte) error {
 	}
 }
 
-// recv reads one datagram and calls fn for every netlink message in it.
-// With dontWait it returns unix.EAGAIN when nothing is queued.
-func (c *Conn) recv(dontWait bool, fn func(m message) error) error {
+// recv reads one datagram and calls fn for every netlink message in it,
+// whose data aliases the receive buffer and is valid only during the
+// callback. With dontWait it returns unix.EAGAIN when nothing is queued.
+func (c *Conn) recv(dontWait bool, fn func(m nfnl.Message) error) error {
 	flags := 0
 	if dontWait {
 		flags = unix.MSG_DONTWAIT
@@ -148,64 +150,8 @@ func (c *Conn) recv(dontWait bool, fn func(m message) error) error {
 	if err != nil {
 		return err
 	}
-	b := c.buf[:n]
-	for len(b) >= unix.NLMSG_HDRLEN {
-		l := int(binary.NativeEndian.Uint32(b[0:4]))
-		if l < unix.NLMSG_HDRLEN || l > len(b) {
-			return fmt.Errorf("malformed netlink message (length %d of %d bytes)", l, len(b))
-		}
-		m := message{
-			typ:   binary.NativeEndian.Uint16(b[4:6]),
-			flags: binary.NativeEndian.Uint16(b[6:8]),
-			seq:   binary.NativeEndian.Uint32(b[8:12]),
-			data:  b[unix.NLMSG_HDRLEN:l],
-		}
-		if err := fn(m); err != nil {
-			return err
-		}
-		b = b[min(nlAlign(l), len(b)):]
-	}
-	return nil
+	return nfnl.Messages(c.buf[:n], fn)
 }
-
-// message is one received netlink message; data aliases the receive
-// buffer and is valid only during the callback.
-type message struct {
-	typ, flags uint16
-	seq        uint32
-	data       []byte
-}
-
-// netlinkError decodes an NLMSG_ERROR message: the errno (0 for an
-// acknowledgement), the sequence number of the message it answers and the
-// kernel's extended-ack text, if any.
-func netlinkError(m message) (errno unix.Errno, seq uint32, text string) {
-	if len(m.data) < 4+unix.NLMSG_HDRLEN {
-		return unix.EBADMSG, 0, "short netlink error message"
-	}
-	code := int32(binary.NativeEndian.Uint32(m.data[0:4]))
-	seq = binary.NativeEndian.Uint32(m.data[4+8 : 4+12])
-	if code == 0 {
-		return 0, seq, ""
-	}
-	rest := m.data[4+unix.NLMSG_HDRLEN:]
-	if m.flags&unix.NLM_F_CAPPED == 0 {
-		// The whole request follows; skip it.
-		l := int(binary.NativeEndian.Uint32(m.data[4:8]))
-		rest = m.data[min(4+nlAlign(l), len(m.data)):]
-	}
-	if m.flags&unix.NLM_F_ACK_TLVS != 0 {
-		_ = walkAttrs(rest, func(typ uint16, v []byte) error {
-			if typ == unix.NLMSGERR_ATTR_MSG {
-				text = cString(v)
-			}
-			return nil
-		})
-	}
-	return unix.Errno(-code), seq, text
-}
-
-func nlAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
 // kernelError is an error the kernel returned for one request.
 type kernelError struct {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 )
 
 // errDumpInterrupted means the ruleset changed while the kernel dumped it;
@@ -15,25 +17,25 @@ var errDumpInterrupted = errors.New("nf_tables dump interrupted by a concurrent 
 // request sends one get request (a dump when dump is set) and calls fn for
 // every object in the answer. A get of a missing object returns the
 // kernel's error, e.g. ENOENT.
-func (c *Conn) request(typ uint16, family byte, dump bool, attrs func(e *encoder), fn func(m message) error) error {
+func (c *Conn) request(typ uint16, family byte, dump bool, attrs func(e *nfnl.Encoder), fn func(m nfnl.Message) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	flags := uint16(unix.NLM_F_REQUEST | unix.NLM_F_ACK)
 	if dump {
 		flags |= unix.NLM_F_DUMP
 	}
-	var e encoder
-	start := e.beginMsg(msgType(typ), flags, family, 0)
+	var e nfnl.Encoder
+	start := e.BeginMsg(nfnl.NFTablesType(typ), flags, family, 0)
 	if attrs != nil {
 		attrs(&e)
 	}
-	e.endMsg(start)
-	if e.err != nil {
-		return e.err
+	e.EndMsg(start)
+	if e.Err != nil {
+		return e.Err
 	}
 	seq := c.nextSeqs(1)
-	binary.NativeEndian.PutUint32(e.b[8:12], seq)
-	if err := c.send(e.b); err != nil {
+	nfnl.NumberMessages(e.Buf, seq)
+	if err := c.send(e.Buf); err != nil {
 		return fmt.Errorf("send request: %w", err)
 	}
 	return c.readAnswer(seq, dump, fn)
@@ -42,27 +44,27 @@ func (c *Conn) request(typ uint16, family byte, dump bool, attrs func(e *encoder
 // readAnswer reads the answer to request seq: objects, then NLMSG_DONE
 // (dump) or an acknowledgement (get). Stray messages of other sequence
 // numbers, left over from an abandoned exchange, are skipped.
-func (c *Conn) readAnswer(seq uint32, dump bool, fn func(m message) error) error {
+func (c *Conn) readAnswer(seq uint32, dump bool, fn func(m nfnl.Message) error) error {
 	done := false
 	var result, interrupted error
 	for !done {
-		err := c.recv(false, func(m message) error {
-			if m.seq != seq || done {
+		err := c.recv(false, func(m nfnl.Message) error {
+			if m.Seq != seq || done {
 				return nil
 			}
-			if m.flags&unix.NLM_F_DUMP_INTR != 0 {
+			if m.Flags&unix.NLM_F_DUMP_INTR != 0 {
 				interrupted = errDumpInterrupted
 			}
-			switch m.typ {
+			switch m.Type {
 			case unix.NLMSG_DONE:
 				done = true
-				if len(m.data) >= 4 {
-					if code := int32(binary.NativeEndian.Uint32(m.data)); code < 0 {
+				if len(m.Data) >= 4 {
+					if code := int32(binary.NativeEndian.Uint32(m.Data)); code < 0 {
 						result = &kernelError{errno: unix.Errno(-code)}
 					}
 				}
 			case unix.NLMSG_ERROR:
-				errno, _, text := netlinkError(m)
+				errno, _, text := nfnl.ParseError(m)
 				if errno != 0 {
 					result = &kernelError{errno: errno, text: text}
 				}
@@ -90,13 +92,10 @@ func (c *Conn) readAnswer(seq uint32, dump bool, fn func(m message) error) error
 // committed transaction in the namespace increments.
 func (c *Conn) generation() (uint32, error) {
 	var gen uint32
-	err := c.request(unix.NFT_MSG_GETGEN, unix.AF_UNSPEC, false, nil, func(m message) error {
-		return walkAttrs(m.data[4:], func(typ uint16, v []byte) error {
-			if typ == unix.NFTA_GEN_ID {
-				gen = be32(v)
-			}
-			return nil
-		})
+	err := c.request(unix.NFT_MSG_GETGEN, unix.AF_UNSPEC, false, nil, func(m nfnl.Message) error {
+		a, err := m.Attrs()
+		gen = nfnl.BE32(a[unix.NFTA_GEN_ID])
+		return err
 	})
 	return gen, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -180,7 +181,7 @@ func (s *setInfo) keyType() setType {
 }
 
 var typeIntegerBig = &dataType{name: "integer", magic: 4, len: 4, order: byteOrderBig,
-	format: func(b []byte) (string, bool) { return strconv.FormatUint(uint64(be32(b)), 10), true }}
+	format: func(b []byte) (string, bool) { return strconv.FormatUint(uint64(nfnl.BE32(b)), 10), true }}
 
 // Verdicts as nft spells them.
 var verdictNames = map[expr.VerdictKind]string{
@@ -217,68 +218,62 @@ func formatVerdict(v *expr.Verdict) string {
 
 // encodeElementList writes elems as the NFTA_SET_ELEM_LIST_ELEMENTS of a
 // NEWSETELEM or DELSETELEM message.
-func encodeElementList(e *encoder, elems []rawElem) {
-	list := e.nested(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+func encodeElementList(e *nfnl.Encoder, elems []rawElem) {
+	list := e.Nested(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
 	for _, r := range elems {
-		item := e.nested(unix.NFTA_LIST_ELEM)
+		item := e.Nested(unix.NFTA_LIST_ELEM)
 		if r.end {
-			e.putU32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
+			e.PutU32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
 		}
-		k := e.nested(unix.NFTA_SET_ELEM_KEY)
-		e.put(unix.NFTA_DATA_VALUE, r.key)
-		e.end(k)
+		k := e.Nested(unix.NFTA_SET_ELEM_KEY)
+		e.Put(unix.NFTA_DATA_VALUE, r.key)
+		e.End(k)
 		switch {
 		case r.verdict != nil:
-			d := e.nested(unix.NFTA_SET_ELEM_DATA)
-			v := e.nested(unix.NFTA_DATA_VERDICT)
-			e.putU32(unix.NFTA_VERDICT_CODE, uint32(int32(r.verdict.Kind)))
+			d := e.Nested(unix.NFTA_SET_ELEM_DATA)
+			v := e.Nested(unix.NFTA_DATA_VERDICT)
+			e.PutU32(unix.NFTA_VERDICT_CODE, uint32(int32(r.verdict.Kind)))
 			if r.verdict.Chain != "" {
-				e.putString(unix.NFTA_VERDICT_CHAIN, r.verdict.Chain)
+				e.PutString(unix.NFTA_VERDICT_CHAIN, r.verdict.Chain)
 			}
-			e.end(v)
-			e.end(d)
+			e.End(v)
+			e.End(d)
 		case r.data != nil:
-			d := e.nested(unix.NFTA_SET_ELEM_DATA)
-			e.put(unix.NFTA_DATA_VALUE, r.data)
-			e.end(d)
+			d := e.Nested(unix.NFTA_SET_ELEM_DATA)
+			e.Put(unix.NFTA_DATA_VALUE, r.data)
+			e.End(d)
 		}
 		if r.timeout != 0 {
-			e.putU64(unix.NFTA_SET_ELEM_TIMEOUT, uint64(r.timeout.Milliseconds()))
+			e.PutU64(unix.NFTA_SET_ELEM_TIMEOUT, uint64(r.timeout.Milliseconds()))
 		}
 		if r.expires != 0 {
-			e.putU64(unix.NFTA_SET_ELEM_EXPIRATION, uint64(r.expires.Milliseconds()))
+			e.PutU64(unix.NFTA_SET_ELEM_EXPIRATION, uint64(r.expires.Milliseconds()))
 		}
 		if r.comment != "" {
-			e.put(unix.NFTA_SET_ELEM_USERDATA, appendUdataString(nil, udataComment, r.comment))
+			e.Put(unix.NFTA_SET_ELEM_USERDATA, appendUdataString(nil, udataComment, r.comment))
 		}
-		e.end(item)
+		e.End(item)
 	}
-	e.end(list)
+	e.End(list)
 }
 
-// decodeElement reads one NFTA_LIST_ELEM of a GETSETELEM answer.
+// decodeRawElem reads one NFTA_LIST_ELEM of a GETSETELEM answer.
 func decodeRawElem(b []byte) (rawElem, error) {
 	var r rawElem
-	err := walkAttrs(b, func(typ uint16, v []byte) error {
+	err := nfnl.Walk(b, func(typ uint16, v []byte) error {
 		switch typ {
 		case unix.NFTA_SET_ELEM_KEY:
-			r.key = dataValue(v)
+			key, err := nfnl.DataValue(v)
+			r.key = append([]byte(nil), key...)
+			return err
 		case unix.NFTA_SET_ELEM_DATA:
-			return walkAttrs(v, func(typ uint16, v []byte) error {
-				switch typ {
-				case unix.NFTA_DATA_VALUE:
-					r.data = append([]byte(nil), v...)
-				case unix.NFTA_DATA_VERDICT:
-					r.verdict = decodeVerdict(v)
-				}
-				return nil
-			})
+			return r.decodeData(v)
 		case unix.NFTA_SET_ELEM_FLAGS:
-			r.end = be32(v)&unix.NFT_SET_ELEM_INTERVAL_END != 0
+			r.end = nfnl.BE32(v)&unix.NFT_SET_ELEM_INTERVAL_END != 0
 		case unix.NFTA_SET_ELEM_TIMEOUT:
-			r.timeout = time.Duration(be64(v)) * time.Millisecond
+			r.timeout = time.Duration(nfnl.BE64(v)) * time.Millisecond
 		case unix.NFTA_SET_ELEM_EXPIRATION:
-			r.expires = time.Duration(be64(v)) * time.Millisecond
+			r.expires = time.Duration(nfnl.BE64(v)) * time.Millisecond
 		case unix.NFTA_SET_ELEM_USERDATA:
 			r.comment = udataString(v, udataComment)
 		}
@@ -287,28 +282,20 @@ func decodeRawElem(b []byte) (rawElem, error) {
 	return r, err
 }
 
-// dataValue copies the NFTA_DATA_VALUE out of a nested data attribute.
-func dataValue(b []byte) []byte {
-	var out []byte
-	_ = walkAttrs(b, func(typ uint16, v []byte) error {
-		if typ == unix.NFTA_DATA_VALUE {
-			out = append([]byte(nil), v...)
-		}
-		return nil
-	})
-	return out
-}
-
-func decodeVerdict(b []byte) *expr.Verdict {
-	v := &expr.Verdict{}
-	_ = walkAttrs(b, func(typ uint16, a []byte) error {
+// decodeData reads an element's NFTA_SET_ELEM_DATA: a map's value or
+// verdict.
+func (r *rawElem) decodeData(b []byte) error {
+	return nfnl.Walk(b, func(typ uint16, v []byte) error {
 		switch typ {
-		case unix.NFTA_VERDICT_CODE:
-			v.Kind = expr.VerdictKind(int32(be32(a)))
-		case unix.NFTA_VERDICT_CHAIN:
-			v.Chain = cString(a)
+		case unix.NFTA_DATA_VALUE:
+			r.data = append([]byte(nil), v...)
+		case unix.NFTA_DATA_VERDICT:
+			verdict, err := nfnl.ParseVerdict(v)
+			if err != nil {
+				return err
+			}
+			r.verdict = &expr.Verdict{Kind: expr.VerdictKind(verdict.Code), Chain: verdict.Chain}
 		}
 		return nil
 	})
-	return v
 }

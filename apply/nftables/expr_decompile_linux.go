@@ -11,6 +11,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -46,7 +47,7 @@ func decompileRule(family byte, exprs []expr.Any, udata []byte, anon anonSource)
 	}
 	text := strings.Join(d.out, " ")
 	if c, ok := udataGet(udata, udataComment); ok {
-		text += ` comment "` + cString(c) + `"`
+		text += ` comment "` + nfnl.CString(c) + `"`
 	}
 	return oneLine(nft.Rule(text))
 }

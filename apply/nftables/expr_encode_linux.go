@@ -23,7 +23,7 @@ func (b *Batch) putExpr(e expr.Any) error {
 	if err != nil {
 		return err
 	}
-	b.enc.put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
+	b.enc.Put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
 	return nil
 }
 
@@ -36,26 +36,26 @@ func (b *Batch) putFastExpr(e expr.Any) bool {
 			return false
 		}
 		b.exprStart("payload")
-		b.enc.putU32(unix.NFTA_PAYLOAD_DREG, e.DestRegister)
-		b.enc.putU32(unix.NFTA_PAYLOAD_BASE, uint32(e.Base))
-		b.enc.putU32(unix.NFTA_PAYLOAD_OFFSET, e.Offset)
-		b.enc.putU32(unix.NFTA_PAYLOAD_LEN, e.Len)
+		b.enc.PutU32(unix.NFTA_PAYLOAD_DREG, e.DestRegister)
+		b.enc.PutU32(unix.NFTA_PAYLOAD_BASE, uint32(e.Base))
+		b.enc.PutU32(unix.NFTA_PAYLOAD_OFFSET, e.Offset)
+		b.enc.PutU32(unix.NFTA_PAYLOAD_LEN, e.Len)
 	case *expr.Meta:
 		b.exprStart("meta")
-		b.enc.putU32(unix.NFTA_META_KEY, uint32(e.Key))
+		b.enc.PutU32(unix.NFTA_META_KEY, uint32(e.Key))
 		if e.SourceRegister {
-			b.enc.putU32(unix.NFTA_META_SREG, e.Register)
+			b.enc.PutU32(unix.NFTA_META_SREG, e.Register)
 		} else {
-			b.enc.putU32(unix.NFTA_META_DREG, e.Register)
+			b.enc.PutU32(unix.NFTA_META_DREG, e.Register)
 		}
 	case *expr.Cmp:
 		b.exprStart("cmp")
-		b.enc.putU32(unix.NFTA_CMP_SREG, e.Register)
-		b.enc.putU32(unix.NFTA_CMP_OP, uint32(e.Op))
+		b.enc.PutU32(unix.NFTA_CMP_SREG, e.Register)
+		b.enc.PutU32(unix.NFTA_CMP_OP, uint32(e.Op))
 		b.putDataValue(unix.NFTA_CMP_DATA, e.Data)
 	case *expr.Immediate:
 		b.exprStart("immediate")
-		b.enc.putU32(unix.NFTA_IMMEDIATE_DREG, e.Register)
+		b.enc.PutU32(unix.NFTA_IMMEDIATE_DREG, e.Register)
 		b.putDataValue(unix.NFTA_IMMEDIATE_DATA, e.Data)
 	case *expr.Verdict:
 		b.putVerdict(e)
@@ -64,10 +64,10 @@ func (b *Batch) putFastExpr(e expr.Any) bool {
 			return false
 		}
 		b.exprStart("numgen")
-		b.enc.putU32(unix.NFTA_NG_DREG, e.Register)
-		b.enc.putU32(unix.NFTA_NG_MODULUS, e.Modulus)
-		b.enc.putU32(unix.NFTA_NG_TYPE, e.Type)
-		b.enc.putU32(unix.NFTA_NG_OFFSET, e.Offset)
+		b.enc.PutU32(unix.NFTA_NG_DREG, e.Register)
+		b.enc.PutU32(unix.NFTA_NG_MODULUS, e.Modulus)
+		b.enc.PutU32(unix.NFTA_NG_TYPE, e.Type)
+		b.enc.PutU32(unix.NFTA_NG_OFFSET, e.Offset)
 	case *expr.Lookup:
 		b.putLookup(e)
 	case *expr.NAT:
@@ -87,72 +87,72 @@ func (b *Batch) putFastExpr(e expr.Any) bool {
 func (b *Batch) exprStart(name string) {
 	// Without NLA_F_NESTED, as encoder.put writes the element for an
 	// expression that expr.Marshal encodes.
-	b.exprOpen[0] = b.enc.nest(unix.NFTA_LIST_ELEM)
-	b.enc.putString(unix.NFTA_EXPR_NAME, name)
-	b.exprOpen[1] = b.enc.nested(unix.NFTA_EXPR_DATA)
+	b.exprOpen[0] = b.enc.Begin(unix.NFTA_LIST_ELEM)
+	b.enc.PutString(unix.NFTA_EXPR_NAME, name)
+	b.exprOpen[1] = b.enc.Nested(unix.NFTA_EXPR_DATA)
 }
 
 func (b *Batch) exprEnd() {
-	b.enc.end(b.exprOpen[1])
-	b.enc.end(b.exprOpen[0])
+	b.enc.End(b.exprOpen[1])
+	b.enc.End(b.exprOpen[0])
 }
 
 // putDataValue writes typ holding one NFTA_DATA_VALUE.
 func (b *Batch) putDataValue(typ uint16, v []byte) {
-	data := b.enc.nested(typ)
-	b.enc.put(unix.NFTA_DATA_VALUE, v)
-	b.enc.end(data)
+	data := b.enc.Nested(typ)
+	b.enc.Put(unix.NFTA_DATA_VALUE, v)
+	b.enc.End(data)
 }
 
 // putVerdict writes a verdict as the immediate that loads it into the
 // verdict register.
 func (b *Batch) putVerdict(e *expr.Verdict) {
 	b.exprStart("immediate")
-	b.enc.putU32(unix.NFTA_IMMEDIATE_DREG, unix.NFT_REG_VERDICT)
-	data := b.enc.nested(unix.NFTA_IMMEDIATE_DATA)
-	verdict := b.enc.nested(unix.NFTA_DATA_VERDICT)
-	b.enc.putU32(unix.NFTA_VERDICT_CODE, uint32(e.Kind))
+	b.enc.PutU32(unix.NFTA_IMMEDIATE_DREG, unix.NFT_REG_VERDICT)
+	data := b.enc.Nested(unix.NFTA_IMMEDIATE_DATA)
+	verdict := b.enc.Nested(unix.NFTA_DATA_VERDICT)
+	b.enc.PutU32(unix.NFTA_VERDICT_CODE, uint32(e.Kind))
 	if e.Chain != "" {
-		b.enc.putString(unix.NFTA_VERDICT_CHAIN, e.Chain)
+		b.enc.PutString(unix.NFTA_VERDICT_CHAIN, e.Chain)
 	}
-	b.enc.end(verdict)
-	b.enc.end(data)
+	b.enc.End(verdict)
+	b.enc.End(data)
 }
 
 func (b *Batch) putLookup(e *expr.Lookup) {
 	b.exprStart("lookup")
 	if e.SourceRegister != 0 {
-		b.enc.putU32(unix.NFTA_LOOKUP_SREG, e.SourceRegister)
+		b.enc.PutU32(unix.NFTA_LOOKUP_SREG, e.SourceRegister)
 	}
 	if e.IsDestRegSet {
-		b.enc.putU32(unix.NFTA_LOOKUP_DREG, e.DestRegister)
+		b.enc.PutU32(unix.NFTA_LOOKUP_DREG, e.DestRegister)
 	}
 	if e.Invert {
-		b.enc.putU32(unix.NFTA_LOOKUP_FLAGS, unix.NFT_LOOKUP_F_INV)
+		b.enc.PutU32(unix.NFTA_LOOKUP_FLAGS, unix.NFT_LOOKUP_F_INV)
 	}
-	b.enc.putString(unix.NFTA_LOOKUP_SET, e.SetName)
-	b.enc.putU32(unix.NFTA_LOOKUP_SET_ID, e.SetID)
+	b.enc.PutString(unix.NFTA_LOOKUP_SET, e.SetName)
+	b.enc.PutU32(unix.NFTA_LOOKUP_SET_ID, e.SetID)
 }
 
 // putNAT writes a nat expression without the random, persistent and
 // prefix flags (which go through expr.Marshal).
 func (b *Batch) putNAT(e *expr.NAT) {
 	b.exprStart("nat")
-	b.enc.putU32(unix.NFTA_NAT_TYPE, uint32(e.Type))
-	b.enc.putU32(unix.NFTA_NAT_FAMILY, e.Family)
+	b.enc.PutU32(unix.NFTA_NAT_TYPE, uint32(e.Type))
+	b.enc.PutU32(unix.NFTA_NAT_FAMILY, e.Family)
 	if e.RegAddrMin != 0 {
-		b.enc.putU32(unix.NFTA_NAT_REG_ADDR_MIN, e.RegAddrMin)
+		b.enc.PutU32(unix.NFTA_NAT_REG_ADDR_MIN, e.RegAddrMin)
 		if e.RegAddrMax != 0 {
-			b.enc.putU32(unix.NFTA_NAT_REG_ADDR_MAX, e.RegAddrMax)
+			b.enc.PutU32(unix.NFTA_NAT_REG_ADDR_MAX, e.RegAddrMax)
 		}
 	}
 	if e.RegProtoMin != 0 {
-		b.enc.putU32(unix.NFTA_NAT_REG_PROTO_MIN, e.RegProtoMin)
+		b.enc.PutU32(unix.NFTA_NAT_REG_PROTO_MIN, e.RegProtoMin)
 		if e.RegProtoMax != 0 {
-			b.enc.putU32(unix.NFTA_NAT_REG_PROTO_MAX, e.RegProtoMax)
+			b.enc.PutU32(unix.NFTA_NAT_REG_PROTO_MAX, e.RegProtoMax)
 		}
 	}
 	if e.Specified {
-		b.enc.putU32(unix.NFTA_NAT_FLAGS, expr.NF_NAT_RANGE_PROTO_SPECIFIED)
+		b.enc.PutU32(unix.NFTA_NAT_FLAGS, expr.NF_NAT_RANGE_PROTO_SPECIFIED)
 	}
 }

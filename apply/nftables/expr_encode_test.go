@@ -8,6 +8,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -18,9 +19,9 @@ func marshalled(t testing.TB, family byte, e expr.Any) []byte {
 	if err != nil {
 		t.Fatalf("marshal %T: %v", e, err)
 	}
-	var enc encoder
-	enc.put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
-	return enc.b
+	var enc nfnl.Encoder
+	enc.Put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
+	return enc.Buf
 }
 
 // put is e as putExpr writes it into a batch.
@@ -30,7 +31,7 @@ func put(t testing.TB, family byte, e expr.Any) []byte {
 	if err := b.putExpr(e); err != nil {
 		t.Fatalf("putExpr %T: %v", e, err)
 	}
-	return b.enc.b
+	return b.enc.Buf
 }
 
 // TestPutExprIsMarshal holds putExpr to expr.Marshal, byte for byte, on

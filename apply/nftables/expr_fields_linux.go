@@ -182,7 +182,8 @@ func concatRegisters(parts []*field) []uint32 {
 	return regs
 }
 
-// The ICMP codes nft's plain "reject" sends (port unreachable).
+// The ICMP codes nft's plain "reject" sends (port unreachable), which
+// golang.org/x/sys/unix lacks.
 const (
 	icmpPortUnreach   = 3 // ICMP_PORT_UNREACH
 	icmpv6PortUnreach = 4 // ICMPV6_PORT_UNREACH

@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 )
 
 // unknownExpr stands for an expression this package does not decode (or
@@ -23,7 +25,7 @@ type unknownExpr struct {
 // every expression, so that no hand edit can hide.
 func unmarshalExprs(family byte, b []byte) ([]expr.Any, error) {
 	var out []expr.Any
-	err := walkAttrs(b, func(typ uint16, v []byte) error {
+	err := nfnl.Walk(b, func(typ uint16, v []byte) error {
 		if typ != unix.NFTA_LIST_ELEM {
 			return nil
 		}
@@ -44,10 +46,10 @@ func unmarshalExpr(family byte, b []byte) (out expr.Any) {
 		}
 	}()
 	var data []byte
-	_ = walkAttrs(b, func(typ uint16, v []byte) error {
+	_ = nfnl.Walk(b, func(typ uint16, v []byte) error {
 		switch typ {
 		case unix.NFTA_EXPR_NAME:
-			name = cString(v)
+			name = nfnl.CString(v)
 		case unix.NFTA_EXPR_DATA:
 			data = v
 		}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 )
 
 // FuzzDecodeRule feeds arbitrary bytes to the reader's rule decoding, as a
@@ -43,13 +45,13 @@ func FuzzDecodeRule(f *testing.F) {
 // encodeExprs encodes expressions as a rule's NFTA_RULE_EXPRESSIONS.
 func encodeExprs(t testing.TB, family byte, exprs []expr.Any) []byte {
 	t.Helper()
-	var e encoder
+	var e nfnl.Encoder
 	for _, x := range exprs {
 		data, err := expr.Marshal(family, x)
 		if err != nil {
 			t.Fatalf("marshal %T: %v", x, err)
 		}
-		e.put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
+		e.Put(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
 	}
-	return e.b
+	return e.Buf
 }

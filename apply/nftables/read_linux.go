@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -76,8 +77,8 @@ func (c *Conn) readTable(fam byte, family nft.Family, table string) (*nft.Rulese
 	r := &tableReader{c: c, fam: fam, table: table,
 		rs:     &nft.Ruleset{Family: family, Table: table},
 		chains: map[string]*nft.Chain{}, named: map[string]*setInfo{}, anon: map[string]*anonData{}}
-	err := c.request(unix.NFT_MSG_GETTABLE, fam, false, func(e *encoder) {
-		e.putString(unix.NFTA_TABLE_NAME, table)
+	err := c.request(unix.NFT_MSG_GETTABLE, fam, false, func(e *nfnl.Encoder) {
+		e.PutString(unix.NFTA_TABLE_NAME, table)
 	}, r.tableMsg)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil
@@ -95,32 +96,28 @@ func (c *Conn) readTable(fam byte, family nft.Family, table string) (*nft.Rulese
 	return r.rs, nil
 }
 
-func (r *tableReader) tableMsg(m message) error {
-	return walkAttrs(m.data[4:], func(typ uint16, v []byte) error {
-		if typ == nftaTableUserdata {
-			r.rs.Comment = udataString(v, udataComment)
-		}
-		return nil
-	})
+func (r *tableReader) tableMsg(m nfnl.Message) error {
+	a, err := m.Attrs()
+	if ud, ok := a[nfnl.NFTA_TABLE_USERDATA]; ok {
+		r.rs.Comment = udataString(ud, udataComment)
+	}
+	return err
 }
 
 // dump runs one dump request filtered to the table (the kernel filters
 // some dumps by table; every answer is checked again here).
-func (r *tableReader) dump(msg, tableAttr uint16, extra func(e *encoder), fn func(attrs map[uint16][]byte) error) error {
-	return r.c.request(msg, r.fam, true, func(e *encoder) {
-		e.putString(tableAttr, r.table)
+func (r *tableReader) dump(msg, tableAttr uint16, extra func(e *nfnl.Encoder), fn func(attrs nfnl.Attrs) error) error {
+	return r.c.request(msg, r.fam, true, func(e *nfnl.Encoder) {
+		e.PutString(tableAttr, r.table)
 		if extra != nil {
 			extra(e)
 		}
-	}, func(m message) error {
-		attrs := map[uint16][]byte{}
-		if err := walkAttrs(m.data[4:], func(typ uint16, v []byte) error {
-			attrs[typ] = v
-			return nil
-		}); err != nil {
+	}, func(m nfnl.Message) error {
+		attrs, err := m.Attrs()
+		if err != nil {
 			return err
 		}
-		if cString(attrs[tableAttr]) != r.table {
+		if attrs.String(tableAttr) != r.table {
 			return nil
 		}
 		return fn(attrs)
@@ -128,13 +125,13 @@ func (r *tableReader) dump(msg, tableAttr uint16, extra func(e *encoder), fn fun
 }
 
 func (r *tableReader) readChains() error {
-	return r.dump(unix.NFT_MSG_GETCHAIN, unix.NFTA_CHAIN_TABLE, nil, func(a map[uint16][]byte) error {
-		ch := &nft.Chain{Name: cString(a[unix.NFTA_CHAIN_NAME])}
-		if ud, ok := a[nftaChainUserdata]; ok {
+	return r.dump(unix.NFT_MSG_GETCHAIN, unix.NFTA_CHAIN_TABLE, nil, func(a nfnl.Attrs) error {
+		ch := &nft.Chain{Name: nfnl.CString(a[unix.NFTA_CHAIN_NAME])}
+		if ud, ok := a[nfnl.NFTA_CHAIN_USERDATA]; ok {
 			ch.Comment = udataString(ud, udataComment)
 		}
 		if hook, ok := a[unix.NFTA_CHAIN_HOOK]; ok {
-			base, err := decodeBaseChain(hook, a[unix.NFTA_CHAIN_POLICY], cString(a[unix.NFTA_CHAIN_TYPE]))
+			base, err := decodeBaseChain(hook, a[unix.NFTA_CHAIN_POLICY], nfnl.CString(a[unix.NFTA_CHAIN_TYPE]))
 			if err != nil {
 				return fmt.Errorf("chain %s: %w", ch.Name, err)
 			}
@@ -149,12 +146,12 @@ func (r *tableReader) readChains() error {
 func decodeBaseChain(hookAttr, policy []byte, typ string) (*nft.BaseChain, error) {
 	var num uint32
 	var prio int32
-	_ = walkAttrs(hookAttr, func(t uint16, v []byte) error {
+	_ = nfnl.Walk(hookAttr, func(t uint16, v []byte) error {
 		switch t {
 		case unix.NFTA_HOOK_HOOKNUM:
-			num = be32(v)
+			num = nfnl.BE32(v)
 		case unix.NFTA_HOOK_PRIORITY:
-			prio = int32(be32(v))
+			prio = int32(nfnl.BE32(v))
 		}
 		return nil
 	})
@@ -163,9 +160,9 @@ func decodeBaseChain(hookAttr, policy []byte, typ string) (*nft.BaseChain, error
 		return nil, fmt.Errorf("unknown hook %d", num)
 	}
 	bc := &nft.BaseChain{Type: nft.ChainType(typ), Hook: hook, Priority: formatPriority(int(prio), hook), Policy: nft.Accept}
-	switch p := be32(policy); {
-	case policy == nil || p == nfAccept:
-	case p == nfDrop:
+	switch p := nfnl.BE32(policy); {
+	case policy == nil || p == nfnl.NF_ACCEPT:
+	case p == nfnl.NF_DROP:
 		bc.Policy = nft.Drop
 	default:
 		bc.Policy = nft.Policy(fmt.Sprintf("unsupported-%d", p))

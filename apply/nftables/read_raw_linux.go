@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -22,7 +23,7 @@ func (c *Conn) RawChains(family nft.Family, table string) (chains []RawChain, fo
 		return nil, false, err
 	}
 	r := &tableReader{c: c, fam: fam, table: table}
-	err = r.dump(unix.NFT_MSG_GETCHAIN, unix.NFTA_CHAIN_TABLE, nil, func(a map[uint16][]byte) error {
+	err = r.dump(unix.NFT_MSG_GETCHAIN, unix.NFTA_CHAIN_TABLE, nil, func(a nfnl.Attrs) error {
 		ch, err := rawChain(a)
 		chains = append(chains, ch)
 		return err
@@ -42,40 +43,40 @@ func (c *Conn) RawChains(family nft.Family, table string) (chains []RawChain, fo
 }
 
 func (c *Conn) tableExists(fam byte, table string) (bool, error) {
-	err := c.request(unix.NFT_MSG_GETTABLE, fam, false, func(e *encoder) {
-		e.putString(unix.NFTA_TABLE_NAME, table)
-	}, func(message) error { return nil })
+	err := c.request(unix.NFT_MSG_GETTABLE, fam, false, func(e *nfnl.Encoder) {
+		e.PutString(unix.NFTA_TABLE_NAME, table)
+	}, func(nfnl.Message) error { return nil })
 	if errors.Is(err, unix.ENOENT) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-func rawChain(a map[uint16][]byte) (RawChain, error) {
-	ch := RawChain{Name: cString(a[unix.NFTA_CHAIN_NAME]), Accept: true}
+func rawChain(a nfnl.Attrs) (RawChain, error) {
+	ch := RawChain{Name: nfnl.CString(a[unix.NFTA_CHAIN_NAME]), Accept: true}
 	hook, ok := a[unix.NFTA_CHAIN_HOOK]
 	if !ok {
 		return ch, nil
 	}
-	ch.Base, ch.Type = true, cString(a[unix.NFTA_CHAIN_TYPE])
-	_ = walkAttrs(hook, func(t uint16, v []byte) error {
+	ch.Base, ch.Type = true, nfnl.CString(a[unix.NFTA_CHAIN_TYPE])
+	_ = nfnl.Walk(hook, func(t uint16, v []byte) error {
 		switch t {
 		case unix.NFTA_HOOK_HOOKNUM:
-			ch.Hook = be32(v)
+			ch.Hook = nfnl.BE32(v)
 		case unix.NFTA_HOOK_PRIORITY:
-			ch.Priority = int32(be32(v))
+			ch.Priority = int32(nfnl.BE32(v))
 		}
 		return nil
 	})
 	if p, ok := a[unix.NFTA_CHAIN_POLICY]; ok {
-		ch.Accept = be32(p) == nfAccept
+		ch.Accept = nfnl.BE32(p) == nfnl.NF_ACCEPT
 	}
-	_ = walkAttrs(a[unix.NFTA_CHAIN_COUNTERS], func(t uint16, v []byte) error {
+	_ = nfnl.Walk(a[unix.NFTA_CHAIN_COUNTERS], func(t uint16, v []byte) error {
 		switch t {
 		case unix.NFTA_COUNTER_PACKETS:
-			ch.Packets = be64(v)
+			ch.Packets = nfnl.BE64(v)
 		case unix.NFTA_COUNTER_BYTES:
-			ch.Bytes = be64(v)
+			ch.Bytes = nfnl.BE64(v)
 		}
 		return nil
 	})
@@ -95,21 +96,21 @@ func (c *Conn) RawRules(family nft.Family, table, chain string, fn func(RawRule)
 		return err
 	}
 	r := &tableReader{c: c, fam: fam, table: table}
-	extra := func(e *encoder) { e.putString(unix.NFTA_RULE_CHAIN, chain) }
-	return r.dump(unix.NFT_MSG_GETRULE, unix.NFTA_RULE_TABLE, extra, func(a map[uint16][]byte) error {
-		if cString(a[unix.NFTA_RULE_CHAIN]) != chain {
+	extra := func(e *nfnl.Encoder) { e.PutString(unix.NFTA_RULE_CHAIN, chain) }
+	return r.dump(unix.NFT_MSG_GETRULE, unix.NFTA_RULE_TABLE, extra, func(a nfnl.Attrs) error {
+		if nfnl.CString(a[unix.NFTA_RULE_CHAIN]) != chain {
 			return nil
 		}
 		var exprs []RawExpr
-		err := walkAttrs(a[unix.NFTA_RULE_EXPRESSIONS], func(typ uint16, v []byte) error {
+		err := nfnl.Walk(a[unix.NFTA_RULE_EXPRESSIONS], func(typ uint16, v []byte) error {
 			if typ != unix.NFTA_LIST_ELEM {
 				return nil
 			}
 			var e RawExpr
-			err := walkAttrs(v, func(t uint16, w []byte) error {
+			err := nfnl.Walk(v, func(t uint16, w []byte) error {
 				switch t {
 				case unix.NFTA_EXPR_NAME:
-					e.Name = cString(w)
+					e.Name = nfnl.CString(w)
 				case unix.NFTA_EXPR_DATA:
 					e.Data = bytes.Clone(w)
 				}

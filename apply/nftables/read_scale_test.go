@@ -67,7 +67,7 @@ func TestScale(t *testing.T) {
 
 	var b *Batch
 	buildWall, _ := timed(t, func() (err error) { b, err = tableBatch(c, rs); return err })
-	ops, size := b.Ops(), len(b.enc.b)
+	ops, size := b.Ops(), len(b.enc.Buf)
 	commitWall, commitCPU := timed(t, b.Commit)
 	var got *nft.Ruleset
 	readWall, readCPU := timed(t, func() (err error) { got, err = c.ReadTable(rs.Family, rs.Table); return err })

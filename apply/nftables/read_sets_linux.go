@@ -9,6 +9,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nfnl"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -16,23 +17,23 @@ import (
 // google/nftables v0.3.0 reads a verdict map's data type into KeyType and
 // leaves DataType empty (its issue #319), and loses set comments.
 func (r *tableReader) readSets() error {
-	return r.dump(unix.NFT_MSG_GETSET, unix.NFTA_SET_TABLE, nil, func(a map[uint16][]byte) error {
-		name := cString(a[unix.NFTA_SET_NAME])
-		flags := be32(a[unix.NFTA_SET_FLAGS])
+	return r.dump(unix.NFT_MSG_GETSET, unix.NFTA_SET_TABLE, nil, func(a nfnl.Attrs) error {
+		name := nfnl.CString(a[unix.NFTA_SET_NAME])
+		flags := nfnl.BE32(a[unix.NFTA_SET_FLAGS])
 		info := setInfo{name: name, interval: flags&unix.NFT_SET_INTERVAL != 0}
-		if ud, ok := a[nftaSetUserdata]; ok {
+		if ud, ok := a[unix.NFTA_SET_USERDATA]; ok {
 			if v, ok := udataGet(ud, udataSetKeyOrder); ok && len(v) == 4 {
 				info.keyOrder = nativeU32(v)
 			}
 		}
-		keyType, keyOK := decodeSetType(be32(a[unix.NFTA_SET_KEY_TYPE]))
-		keyOK = keyOK && keyType.size() == int(be32(a[unix.NFTA_SET_KEY_LEN]))
+		keyType, keyOK := decodeSetType(nfnl.BE32(a[unix.NFTA_SET_KEY_TYPE]))
+		keyOK = keyOK && keyType.size() == int(nfnl.BE32(a[unix.NFTA_SET_KEY_LEN]))
 		info.key = keyType
 		var dataType setType
 		dataOK := true
 		if flags&unix.NFT_SET_MAP != 0 {
-			dataType, dataOK = decodeSetType(be32(a[unix.NFTA_SET_DATA_TYPE]))
-			dataOK = dataOK && (dataType.isVerdict() || dataType.size() == int(be32(a[unix.NFTA_SET_DATA_LEN])))
+			dataType, dataOK = decodeSetType(nfnl.BE32(a[unix.NFTA_SET_DATA_TYPE]))
+			dataOK = dataOK && (dataType.isVerdict() || dataType.size() == int(nfnl.BE32(a[unix.NFTA_SET_DATA_LEN])))
 			info.data = dataType
 		}
 		if flags&unix.NFT_SET_ANONYMOUS != 0 {
@@ -47,10 +48,10 @@ func (r *tableReader) readSets() error {
 			s.DataType = typeText(dataType, dataOK, a[unix.NFTA_SET_DATA_TYPE])
 		}
 		if t, ok := a[unix.NFTA_SET_TIMEOUT]; ok {
-			s.Timeout = time.Duration(be64(t)) * time.Millisecond
+			s.Timeout = time.Duration(nfnl.BE64(t)) * time.Millisecond
 		}
 		s.Size = descSize(a[unix.NFTA_SET_DESC])
-		if ud, ok := a[nftaSetUserdata]; ok {
+		if ud, ok := a[unix.NFTA_SET_USERDATA]; ok {
 			s.Comment = udataString(ud, udataSetComment)
 			readTypeof(s, ud, keyType, dataType)
 		}
@@ -66,7 +67,7 @@ func (r *tableReader) readSets() error {
 // no render uses, so that it shows up as drift.
 func typeText(t setType, ok bool, raw []byte) string {
 	if !ok {
-		return fmt.Sprintf("unsupported type 0x%08x", be32(raw))
+		return fmt.Sprintf("unsupported type 0x%08x", nfnl.BE32(raw))
 	}
 	return t.String()
 }
@@ -122,9 +123,9 @@ func setFlagNames(flags uint32) []nft.SetFlag {
 
 func descSize(desc []byte) uint64 {
 	var size uint64
-	_ = walkAttrs(desc, func(typ uint16, v []byte) error {
-		if typ == nftaSetDescSize {
-			size = uint64(be32(v))
+	_ = nfnl.Walk(desc, func(typ uint16, v []byte) error {
+		if typ == unix.NFTA_SET_DESC_SIZE {
+			size = uint64(nfnl.BE32(v))
 		}
 		return nil
 	})
@@ -196,8 +197,8 @@ func hasRepeats(raws []rawElem) bool {
 // elements dumps a set's elements.
 func (r *tableReader) elements(set string) ([]rawElem, error) {
 	var out []rawElem
-	err := r.dump(unix.NFT_MSG_GETSETELEM, unix.NFTA_SET_ELEM_LIST_TABLE, func(e *encoder) {
-		e.putString(unix.NFTA_SET_ELEM_LIST_SET, set)
+	err := r.dump(unix.NFT_MSG_GETSETELEM, unix.NFTA_SET_ELEM_LIST_TABLE, func(e *nfnl.Encoder) {
+		e.PutString(unix.NFTA_SET_ELEM_LIST_SET, set)
 	}, r.collectElems(set, &out))
 	if err != nil {
 		return nil, fmt.Errorf("elements of set %s: %w", set, err)
@@ -211,28 +212,27 @@ func (r *tableReader) elements(set string) ([]rawElem, error) {
 // thousands of anonymous maps of a large table three times cheaper.
 func (r *tableReader) elementsByKey(set string, keys [][]byte) ([]rawElem, error) {
 	var out []rawElem
-	err := r.c.request(unix.NFT_MSG_GETSETELEM, r.fam, false, func(e *encoder) {
-		e.putString(unix.NFTA_SET_ELEM_LIST_TABLE, r.table)
-		e.putString(unix.NFTA_SET_ELEM_LIST_SET, set)
+	err := r.c.request(unix.NFT_MSG_GETSETELEM, r.fam, false, func(e *nfnl.Encoder) {
+		e.PutString(unix.NFTA_SET_ELEM_LIST_TABLE, r.table)
+		e.PutString(unix.NFTA_SET_ELEM_LIST_SET, set)
 		raws := make([]rawElem, len(keys))
 		for i, k := range keys {
 			raws[i] = rawElem{key: k}
 		}
 		encodeElementList(e, raws)
-	}, func(m message) error {
-		return walkAttrs(m.data[4:], func(typ uint16, v []byte) error {
-			if typ != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
-				return nil
-			}
-			return r.collectList(v, &out)
-		})
+	}, func(m nfnl.Message) error {
+		a, err := m.Attrs()
+		if err != nil {
+			return err
+		}
+		return r.collectList(a[unix.NFTA_SET_ELEM_LIST_ELEMENTS], &out)
 	})
 	return out, err
 }
 
-func (r *tableReader) collectElems(set string, out *[]rawElem) func(a map[uint16][]byte) error {
-	return func(a map[uint16][]byte) error {
-		if cString(a[unix.NFTA_SET_ELEM_LIST_SET]) != set {
+func (r *tableReader) collectElems(set string, out *[]rawElem) func(a nfnl.Attrs) error {
+	return func(a nfnl.Attrs) error {
+		if nfnl.CString(a[unix.NFTA_SET_ELEM_LIST_SET]) != set {
 			return nil
 		}
 		return r.collectList(a[unix.NFTA_SET_ELEM_LIST_ELEMENTS], out)
@@ -240,7 +240,7 @@ func (r *tableReader) collectElems(set string, out *[]rawElem) func(a map[uint16
 }
 
 func (r *tableReader) collectList(list []byte, out *[]rawElem) error {
-	return walkAttrs(list, func(typ uint16, v []byte) error {
+	return nfnl.Walk(list, func(typ uint16, v []byte) error {
 		if typ != unix.NFTA_LIST_ELEM {
 			return nil
 		}
@@ -261,8 +261,8 @@ type rawRule struct {
 // sets the rules use, and prints the rules.
 func (r *tableReader) readRules() error {
 	var rules []rawRule
-	err := r.dump(unix.NFT_MSG_GETRULE, unix.NFTA_RULE_TABLE, nil, func(a map[uint16][]byte) error {
-		ch := r.chains[cString(a[unix.NFTA_RULE_CHAIN])]
+	err := r.dump(unix.NFT_MSG_GETRULE, unix.NFTA_RULE_TABLE, nil, func(a nfnl.Attrs) error {
+		ch := r.chains[nfnl.CString(a[unix.NFTA_RULE_CHAIN])]
 		if ch == nil {
 			return nil
 		}

@@ -10,9 +10,10 @@
 // could write into a table, so every reader here checks each length it
 // uses: a truncated or torn message gives an error, never a panic.
 //
-// The kernel's numbers come from golang.org/x/sys/unix. The few that unix
-// lacks are in consts_linux.go, spelt as the kernel headers spell them so
-// that switching to unix, once it has them, is a change of package name.
+// The kernel's numbers come from golang.org/x/sys/unix. The nf_tables
+// attributes and verdicts that unix lacks are in consts_linux.go, spelt as
+// the kernel headers spell them, so that switching to unix once it has
+// them is a change of package name.
 //
 // Netlink is Linux's: the package is empty on other systems, where
 // nothing that imports it is built. It imports only the standard library

@@ -1,5 +1,6 @@
 // Package nftables applies and reads kube-proxy's nftables table through
-// netlink, with no nft binary at run time. It holds the codec between the
+// netlink, with no nft binary at run time (why, with the figures:
+// docs/ARCHITECTURE.md, "Decisions"). It holds the codec between the
 // plain-data ruleset of package ruleset/nftables (rules kept as the text
 // `nft list` prints) and the kernel's nf_tables objects, the whole-table
 // read, and, in other files, the incremental client built on them.

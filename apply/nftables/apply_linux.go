@@ -69,25 +69,45 @@ func (c *Client) fail(ctx context.Context, p *Plan, done []*Plan, err error) err
 	return ae
 }
 
+// commit sends one transaction and counts it for the cache.
+func (c *Client) commit(tx transaction) (int, error) {
+	ops, err := c.conn.commit(tx)
+	if err != nil {
+		return 0, err
+	}
+	c.commits++
+	return ops, nil
+}
+
 // commit sends one transaction as one batch and returns the number of
 // operations it held. An operation that cannot be encoded stops it before
 // anything reaches the kernel.
-func (c *Client) commit(tx transaction) (int, error) {
-	b := c.conn.NewBatch(tx.family, tx.table)
+func (c *Conn) commit(tx transaction) (int, error) {
+	b, err := encodeTransaction(c, tx)
+	if err != nil {
+		return 0, err
+	}
 	defer b.Release()
+	ops := b.Ops()
+	if err := b.Commit(); err != nil {
+		return 0, err
+	}
+	return ops, nil
+}
+
+// encodeTransaction queues tx's operations in a batch on c, which the
+// caller must Release.
+func encodeTransaction(c *Conn, tx transaction) (*Batch, error) {
+	b := c.NewBatch(tx.family, tx.table)
 	b.Grow(estimateBatchBytes(tx.ops))
 	if len(tx.declare) > 0 {
 		b.Declare(tx.declare...)
 	}
 	if err := queueOps(b, tx.ops); err != nil {
-		return 0, err
+		b.Release()
+		return nil, err
 	}
-	ops := b.Ops()
-	if err := b.Commit(); err != nil {
-		return 0, err
-	}
-	c.commits++
-	return ops, nil
+	return b, nil
 }
 
 // estimateBatchBytes is a little more than ops take as netlink messages

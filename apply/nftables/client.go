@@ -40,7 +40,7 @@ type Plan struct {
 // Client reads kube-proxy's nftables tables and applies change sets to
 // them through one netlink connection.
 type Client struct {
-	conn *Conn
+	conn kernel
 	// own is the table the client may read and write, in which families
 	// (render.NFTablesOwnership): a desired table of another name or
 	// family is refused.
@@ -82,7 +82,28 @@ func NewClient(own *nft.Ownership) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, own: own, StaleChainWait: DefaultStaleChainWait, cache: map[tableKey]cacheEntry{}}, nil
+	return newClient(conn, own), nil
+}
+
+// kernel is what a Client needs of nf_tables in one network namespace: a
+// consistent read of one table, the generation ID and the namespace's
+// cookie (for the cache), and one transaction, applied entirely or not at
+// all. *Conn is the netlink one. The client's decisions (what to read,
+// what the cache trusts, which transactions in which order, what to undo)
+// are also tested against an in-memory one, without root.
+type kernel interface {
+	ReadTable(family nft.Family, table string) (*nft.Ruleset, error)
+	generation() (uint32, error)
+	netnsCookie() (uint64, error)
+	// commit sends tx as one transaction and returns the number of
+	// netlink objects it held (Batch.Ops). When the kernel refuses it (a
+	// *TransactionError), nothing of tx was applied.
+	commit(tx transaction) (ops int, err error)
+	Close() error
+}
+
+func newClient(k kernel, own *nft.Ownership) *Client {
+	return &Client{conn: k, own: own, StaleChainWait: DefaultStaleChainWait, cache: map[tableKey]cacheEntry{}}
 }
 
 // Close closes the connection.

@@ -33,6 +33,8 @@ func (c *Conn) generation() (uint32, error) { return 0, errNeedsLinux }
 
 func (c *Conn) netnsCookie() (uint64, error) { return 0, errNeedsLinux }
 
+func (c *Conn) commit(transaction) (int, error) { return 0, errNeedsLinux }
+
 // Generation fails.
 func (c *Conn) Generation() (uint32, error) { return 0, errNeedsLinux }
 

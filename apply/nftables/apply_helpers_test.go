@@ -31,10 +31,19 @@ func requireKernel(t testing.TB) {
 	testenv.RequireTools(t, "nft")
 }
 
-// node is a lab whose node namespace a Client manages.
+// node is a lab whose node namespace a Client manages, or an in-memory
+// kernel (fake) for the tests of the client's logic.
 type node struct {
 	lab    *netlab.Lab
+	fake   *applynft.FakeKernel
 	client *applynft.Client
+}
+
+// newFakeNode is a node on a new in-memory kernel; it needs no root.
+func newFakeNode(t testing.TB) *node {
+	t.Helper()
+	k := applynft.NewFakeKernel()
+	return &node{fake: k, client: k.Client(render.NFTablesOwnership())}
 }
 
 func newNode(t testing.TB) *node {
@@ -62,6 +71,9 @@ func openClient(t testing.TB, ns netlab.NS) *applynft.Client {
 // nft runs the nft binary in the node with the given stdin (may be empty).
 func (n *node) nft(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
+	if n.fake != nil {
+		t.Fatal("the in-memory kernel has no nft")
+	}
 	var in []byte
 	if stdin != "" {
 		in = []byte(stdin)
@@ -74,9 +86,12 @@ func (n *node) nft(t testing.TB, stdin string, args ...string) string {
 }
 
 // listed is what `nft list table` prints for the table, parsed, or nil
-// when there is no such table.
+// when there is no such table; on a fake node, the table it holds.
 func (n *node) listed(t testing.TB, family nft.Family, table string) *nft.Ruleset {
 	t.Helper()
+	if n.fake != nil {
+		return n.fake.Table(family, table)
+	}
 	if !strings.Contains(n.nft(t, "", "list", "tables", string(family)), "table "+string(family)+" "+table+"\n") {
 		return nil
 	}

@@ -14,22 +14,25 @@ const scriptMarker = "# transaction "
 
 // Script returns the exact changes apply would make, as `nft -f` input:
 // one section per transaction, each headed by a "# transaction N: ..."
-// comment line. Each section is one atomic `nft -f` run; run them in
-// order. It is what --dry-run prints.
+// comment line, in the order Apply sends them (every table's changes,
+// then every table's stale chains). Each section is one atomic `nft -f`
+// run; run them in order. It is what --dry-run prints.
 func Script(plans []*Plan) string {
-	var b strings.Builder
-	n := 0
+	var main, stale []transaction
 	for _, p := range plans {
-		txs := transactions(p)
-		for i, tx := range txs {
-			n++
-			what := "changes"
-			if i > 0 {
-				what = "stale chains, once nothing points to them"
-			}
-			fmt.Fprintf(&b, "%s%d: %s %s, %s\n", scriptMarker, n, tx.family, tx.table, what)
-			writeScript(&b, tx)
+		if txs := transactions(p); len(txs) > 0 {
+			main = append(main, txs[0])
+			stale = append(stale, txs[1:]...)
 		}
+	}
+	var b strings.Builder
+	for i, tx := range append(main, stale...) {
+		what := "changes"
+		if i >= len(main) {
+			what = "stale chains, once nothing points to them"
+		}
+		fmt.Fprintf(&b, "%s%d: %s %s, %s\n", scriptMarker, i+1, tx.family, tx.table, what)
+		writeScript(&b, tx)
 	}
 	return b.String()
 }

@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
 // TestApplyGoldenCasesOneAfterAnother applies the render of every golden
@@ -30,48 +28,6 @@ func TestApplyGoldenCasesOneAfterAnother(t *testing.T) {
 	n.apply(t, first.tables...)
 	n.assertApplied(t, first.tables...)
 }
-
-// TestOneEndpointChangeIsSmall checks that one endpoint changing in a
-// large table touches only its Service's objects, and that the batch sent
-// has the same number of operations at 200 and at 2,000 Services.
-func TestOneEndpointChangeIsSmall(t *testing.T) {
-	requireKernel(t)
-	services := []int{20, 24} // without and with affinity
-	ops := map[int]map[int]int{}
-	for _, size := range []int{200, 2000} {
-		n := newNode(t)
-		base := syntheticTable(size, 10)
-		full := render.NFTables(base, benchConfig())
-		n.apply(t, full)
-		ops[size] = map[int]int{}
-		for _, svc := range services {
-			changed := render.NFTables(synthetic.WithOneEndpointChanged(base, svc, 1), benchConfig())
-			plans := n.apply(t, changed)
-			id := base.Ports[svc].Name
-			mark := id.Namespace + "/" + id.Name + "/"
-			for _, name := range changeNames(plans[0]) {
-				if !strings.Contains(name, mark) {
-					t.Errorf("service %d at %d: the change touches %s", svc, size, name)
-				}
-			}
-			// (nft itself needs seconds to list a table this large.)
-			n.assertNoChanges(t, changed)
-			ops[size][svc] = plans[0].Ops
-			t.Logf("service %d at %d Services: %s, %d netlink operations", svc, size, plans[0].Changes.Summary(), plans[0].Ops)
-			n.apply(t, full)
-		}
-	}
-	for _, svc := range services {
-		if a, b := ops[200][svc], ops[2000][svc]; a != b || a == 0 || a > maxOneEndpointOps {
-			t.Errorf("service %d: a one-endpoint change sends %d operations at 200 Services and %d at 2000; want the same, at most %d", svc, a, b, maxOneEndpointOps)
-		}
-	}
-}
-
-// maxOneEndpointOps bounds the netlink operations of a one-endpoint change
-// of a Service with 10 endpoints. With affinity, its service chain holds
-// one rule per endpoint, all rewritten.
-const maxOneEndpointOps = 40
 
 // handleOf returns the handle of the rule of chain that contains text.
 func handleOf(t *testing.T, n *node, family, table, chain, text string) string {

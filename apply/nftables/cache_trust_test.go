@@ -2,7 +2,6 @@ package nftables_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
@@ -28,9 +28,14 @@ func withCacheDir(t *testing.T, n *node) *node {
 // next run of the command opens.
 func nextRun(t *testing.T, n *node) *node {
 	t.Helper()
-	c := openClient(t, n.lab.Node())
+	var c *applynft.Client
+	if n.fake != nil {
+		c = n.fake.Client(render.NFTablesOwnership())
+	} else {
+		c = openClient(t, n.lab.Node())
+	}
 	c.CacheDir = n.client.CacheDir
-	return &node{lab: n.lab, client: c}
+	return &node{lab: n.lab, fake: n.fake, client: c}
 }
 
 func cacheDirOf(n *node) string { return n.client.CacheDir.Path() }
@@ -71,37 +76,6 @@ func TestCacheFromAnotherNamespaceIsNotTrusted(t *testing.T) {
 	}
 }
 
-// TestEditedCacheIsNotTrusted drops the Service chain from the table in
-// the cache file, keeping the file's header: the next plan must read the
-// kernel, and an apply must not add the chain's rules a second time.
-func TestEditedCacheIsNotTrusted(t *testing.T) {
-	n := withCacheDir(t, newNode(t))
-	desired := labRender("10.244.0.11", "10.244.0.12")
-	n.apply(t, desired)
-	path := filepath.Join(cacheDirOf(n), cacheFileIP)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := editTable(t, data, func(rs *nft.Ruleset) {
-		rs.Chains = slices.DeleteFunc(rs.Chains, func(c *nft.Chain) bool { return strings.HasPrefix(c.Name, "service-") })
-	})
-	if err := os.WriteFile(path, edited, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	next := nextRun(t, n)
-	plans := next.plan(t, desired)
-	if err := next.client.Apply(context.Background(), plans); err != nil {
-		t.Fatal(err)
-	}
-	next.assertApplied(t, desired)
-	for _, p := range plans {
-		if !p.Changes.Empty() {
-			t.Fatalf("an edited cache file was trusted:\n%s", planText(t, p))
-		}
-	}
-}
-
 // editTable changes the table in a cache file and leaves the header (the
 // text before the blank line that starts the payload) as it was.
 func editTable(t *testing.T, data []byte, edit func(*nft.Ruleset)) []byte {
@@ -127,21 +101,4 @@ func cacheDir(tb testing.TB) *statefile.Dir {
 	}
 	tb.Cleanup(func() { d.Close() })
 	return d
-}
-
-// TestStoreRemovesGobCacheFile: the first store of a table removes the
-// gob file in which builds before the tool's own format kept it.
-func TestStoreRemovesGobCacheFile(t *testing.T) {
-	n := withCacheDir(t, newNode(t))
-	legacy := filepath.Join(cacheDirOf(n), "nftables-ip-kube-proxy.gob")
-	if err := os.WriteFile(legacy, []byte("a table in gob"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n.apply(t, labRender("10.244.0.11"))
-	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
-		t.Fatalf("the gob cache file is still there after a store (stat: %v)", err)
-	}
-	if _, err := os.Stat(filepath.Join(cacheDirOf(n), cacheFileIP)); err != nil {
-		t.Fatalf("no cache file after the apply: %v", err)
-	}
 }

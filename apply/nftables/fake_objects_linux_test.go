@@ -52,7 +52,7 @@ func (ft *fakeTransaction) addElements(name string, elems []nft.Element) unix.Er
 	for _, e := range elems {
 		if old, ok := s.elems[e.Key]; ok {
 			if old.Value != e.Value {
-				return unix.EBUSY
+				return unix.EEXIST // as kernel 6.18 answers
 			}
 			continue // added again: no change
 		}

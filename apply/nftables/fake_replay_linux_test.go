@@ -13,8 +13,8 @@ import (
 // table as the operations before it left it, with the errnos nf_tables
 // gives: ENOENT for a missing table, set, element or chain (a rule's or an
 // element's jump and goto target, a rule's @set included), EBUSY for a
-// chain or set still referred to, or an element that exists with another
-// value, EEXIST for a set or base chain declared again differently. The
+// chain or set still referred to, EEXIST for an element that exists with
+// another value and for a set or base chain declared again differently. The
 // kernel deletes a chain's own rules with it, and keeps the comment of a
 // table, set or chain added again. Every operation that changes something
 // becomes one change of a diff.NFTablesChangeSet, in order, and the change

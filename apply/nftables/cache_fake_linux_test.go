@@ -294,3 +294,66 @@ func TestStoreRemovesGobCacheFile(t *testing.T) {
 		t.Fatalf("no cache file after the apply: %v", err)
 	}
 }
+
+// goldenTable is the table of one family of the named golden case.
+func goldenTable(t *testing.T, name string, family nft.Family) *nft.Ruleset {
+	t.Helper()
+	for _, gc := range goldenCases(t) {
+		for _, rs := range gc.tables {
+			if gc.name == name && rs.Family == family {
+				return rs
+			}
+		}
+	}
+	t.Fatalf("no golden table %s %s", name, family)
+	return nil
+}
+
+// TestPacketPathElementsOnFake: the elements the packet path puts in an
+// affinity set outlive an incremental apply and go with a rebuilt table,
+// in the kernel and in the state the cache computes alike.
+func TestPacketPathElementsOnFake(t *testing.T) {
+	n := newFakeNode(t)
+	n.client.Cache = true
+	desired := goldenTable(t, "session-affinity", nft.IPv4)
+	n.apply(t, desired)
+	var affinity string
+	n.fake.Edit(nft.IPv4, "kube-proxy", func(rs *nft.Ruleset) *nft.Ruleset {
+		for _, s := range rs.Sets {
+			if slices.Contains(s.Flags, nft.FlagDynamic) && affinity == "" {
+				affinity = s.Name
+				s.Elements = []nft.Element{{Key: "10.0.0.1 timeout 3h expires 2h59m"}}
+			}
+		}
+		return rs
+	})
+	if affinity == "" {
+		t.Fatal("no affinity set in the golden case")
+	}
+	check := func(what string, desired *nft.Ruleset, want int) {
+		t.Helper()
+		n.apply(t, desired)
+		reads := n.fake.Reads()
+		p := n.plan(t, desired)[0]
+		kernel := n.listed(t, nft.IPv4, "kube-proxy")
+		if got := len(kernel.Set(affinity).Elements); got != want {
+			t.Fatalf("%s: the kernel's affinity set holds %d elements, want %d", what, got, want)
+		}
+		if n.fake.Reads() != reads || !p.Changes.Empty() || canonical(p.Live) != canonical(kernel) {
+			t.Fatalf("%s: the cache holds another table than the kernel:\n--- cache\n%s--- kernel\n%s", what, canonical(p.Live), canonical(kernel))
+		}
+	}
+	more := *desired
+	more.Sets = slices.Clone(desired.Sets)
+	for i, s := range more.Sets {
+		if s.Name == "cluster-ips" {
+			c := *s
+			c.Elements = append(slices.Clip(s.Elements), nft.Element{Key: "10.96.99.99"})
+			more.Sets[i] = &c
+		}
+	}
+	check("an incremental apply", &more, 1)
+	recommented := more
+	recommented.Comment = "another comment"
+	check("a rebuilt table", &recommented, 0)
+}

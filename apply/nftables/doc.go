@@ -3,7 +3,10 @@
 // docs/ARCHITECTURE.md, "Decisions"). It holds the codec between the
 // plain-data ruleset of package ruleset/nftables (rules kept as the text
 // `nft list` prints) and the kernel's nf_tables objects, the whole-table
-// read, and, in other files, the incremental client built on them.
+// read, and, in other files, the incremental client built on them. The
+// client reaches the kernel through a small interface (kernel, client.go)
+// that Conn implements; its tests also run it on an in-memory nf_tables,
+// without root.
 //
 // # The codec
 //

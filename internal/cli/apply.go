@@ -243,7 +243,8 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		saver.deferCacheFiles()
 		defer o.saveCache(saver)
 	}
-	return o.runWatch(ctx, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+	health := newProxyHealth(settings.mode, 2*o.watch.syncPeriod, settings.families)
+	return o.runWatch(ctx, health, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
 		if err := o.guard.checkServices(snap); err != nil {
 			return diff.Summary{}, err
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	proxy "github.com/kubectl-svcproxy/kubectl-svcproxy/proxy/userspace"
@@ -39,7 +40,7 @@ type ProxyOptions struct {
 
 	log     *slog.Logger
 	proxier *proxy.Proxier
-	health  *proxy.Health
+	health  *healthcheck.ProxyHealth
 	// families are those of the last good render, for --cleanup-on-exit.
 	families []nodetable.Family
 }
@@ -119,7 +120,9 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	defer stop()
 	o.log = o.logger()
 	o.progress = false // a long-running command logs instead
-	o.health = proxy.NewHealth(max(2*o.syncPeriod, 10*time.Second))
+	// kube-proxy v1.25's /healthz, fed by every reload: v1.25's userspace
+	// proxier fed it nothing, so that it always answered 200.
+	o.health = newProxyHealth(ModeUserspace, max(2*o.syncPeriod, 10*time.Second), nil)
 	changes, err := o.changes(ctx)
 	if err != nil {
 		return err
@@ -144,7 +147,6 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	o.log.Info("Userspace proxy running", "node", o.proxy.NodeName)
 	o.loop(ctx, changes)
 
-	o.health.Stopping()
 	o.log.Info("Stopping")
 	if o.cleanupOnExit {
 		o.cleanup()
@@ -196,7 +198,11 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 		o.proxier.Metrics().RecordSync(err)
 		return err
 	}
+	// The change is queued once its state is known, so that an API
+	// server that cannot be read does not fail /healthz by itself, as in
+	// apply --watch.
 	o.health.Queued()
+	o.health.Claim()
 	var portals []*ipt.Ruleset
 	for _, rs := range d.userspace {
 		portals = append(portals, rs.IPTables)
@@ -211,13 +217,12 @@ func (o *ProxyOptions) reload(ctx context.Context) error {
 	if err != nil {
 		err = fmt.Errorf("apply the portal rules: %w", err)
 		o.proxier.Metrics().RecordSync(err)
+		o.health.Done(false)
 		return err
 	}
 	o.families = d.families
 	o.proxier.Metrics().RecordSync(listenErr)
-	if listenErr == nil {
-		o.health.Updated()
-	}
+	o.health.Done(listenErr == nil)
 	var total diff.Summary
 	for _, p := range plans {
 		total.Add(p.Changes.Summary())
@@ -259,8 +264,7 @@ func (o *ProxyOptions) serveHTTP() ([]*http.Server, error) {
 	metrics := http.NewServeMux()
 	metrics.Handle("/metrics", o.proxier.Metrics())
 	metrics.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, ModeUserspace) })
-	healthz := http.NewServeMux()
-	healthz.Handle("/healthz", o.health)
+	healthz := o.health.Mux(healthcheck.Serving{})
 	endpoints := []struct {
 		flag, addr string
 		handler    http.Handler

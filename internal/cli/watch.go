@@ -13,6 +13,7 @@ import (
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
 )
 
@@ -77,7 +78,7 @@ func (f *ProxyFlags) validatePeriods(minSync, sync time.Duration) error {
 // retried. It returns an error only for what waiting cannot fix: invalid
 // flags, an address already in use, rejected credentials, a missing
 // permission or Node. An unreachable API server is waited for.
-func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
+func (o *ApplyOptions) runWatch(ctx context.Context, health *healthcheck.ProxyHealth, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
 	w := &o.watch
 	restConfig, err := o.input.conn.restConfig()
 	if err != nil {
@@ -92,6 +93,7 @@ func (o *ApplyOptions) runWatch(ctx context.Context, sync func(ctx context.Conte
 		NodeName:      o.proxy.NodeName,
 		MinSyncPeriod: w.minSyncPeriod,
 		SyncPeriod:    w.syncPeriod,
+		Health:        health,
 		MetricsAddr:   w.metricsAddr,
 		Profiling:     w.profiling,
 		HealthzAddr:   w.healthzAddr,

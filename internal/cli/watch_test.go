@@ -79,7 +79,7 @@ func TestWatchRejectsBadPeriods(t *testing.T) {
 		{enabled: true, syncPeriod: 0},
 	} {
 		o.watch = w
-		err := o.runWatch(t.Context(), sync)
+		err := o.runWatch(t.Context(), newProxyHealth(ModeIPTables, 2*w.syncPeriod, nil), sync)
 		if err == nil || !strings.Contains(err.Error(), "sync-period") {
 			t.Errorf("%+v: %v, want an error about the periods", w, err)
 		}

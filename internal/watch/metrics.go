@@ -1,10 +1,13 @@
 package watch
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 )
 
 // Metric names. Where kube-proxy v1.37 has a metric for the same thing
@@ -156,6 +159,16 @@ func (m *metrics) addChangeMetrics() {
 	})
 	m.reg.MustRegister(m.networkProgramming, m.serviceChangesPending, m.endpointChangesPending,
 		m.iptablesRestoreFails, m.nftablesSyncFails)
+}
+
+// countHealth counts one answer of the health server, as kube-proxy's
+// /healthz and /livez handlers do.
+func (m *metrics) countHealth(path string, code int) {
+	total := m.healthz
+	if path == healthcheck.PathLivez {
+		total = m.livez
+	}
+	total.WithLabelValues(strconv.Itoa(code)).Inc()
 }
 
 // countApplied adds a sync's summary to svcproxy_applied_changes_total.

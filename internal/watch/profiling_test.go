@@ -10,6 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 )
 
 // TestProfilesOnlyWhenAsked checks the metrics server: /debug/pprof/ is
@@ -18,9 +20,8 @@ import (
 func TestProfilesOnlyWhenAsked(t *testing.T) {
 	for _, profiling := range []bool{false, true} {
 		addr := freeAddr(t)
-		cfg := &Config{MetricsAddr: addr, Profiling: profiling}
-		h := newHealth(time.Minute, time.Now, func() *corev1.Node { return nil })
-		stop, err := startServers(cfg, newMetrics(), h, slog.New(slog.DiscardHandler))
+		cfg := &Config{MetricsAddr: addr, Profiling: profiling, Health: healthcheck.New(healthcheck.Options{Timeout: time.Minute})}
+		stop, err := startServers(cfg, newMetrics(), func() *corev1.Node { return nil }, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

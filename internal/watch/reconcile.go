@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 )
 
 // reconciler is one sync, as the loop runs it: take a snapshot of the
@@ -16,7 +17,7 @@ type reconciler struct {
 	src     *source
 	sync    SyncFunc
 	metrics *metrics
-	health  *health
+	health  *healthcheck.ProxyHealth
 	log     *slog.Logger
 	kick    func() // asks the loop for a sync
 	changes *changeTracker
@@ -40,7 +41,7 @@ func (r *reconciler) changed(resource string, obj any, deleted bool) {
 	r.changes.changed(resource, obj, deleted)
 	r.pending.Store(true)
 	r.metrics.lastQueued.SetToCurrentTime()
-	r.health.queued()
+	r.health.Queued()
 	r.kick()
 }
 
@@ -67,7 +68,7 @@ func (r *reconciler) trigger() string {
 func (r *reconciler) run(ctx context.Context) error {
 	trigger := r.trigger()
 	r.runs++
-	r.health.claim()
+	r.health.Claim()
 	start := time.Now()
 	triggers := r.changes.checkout()
 	snap, fp, err := r.src.snapshot()
@@ -83,7 +84,7 @@ func (r *reconciler) run(ctx context.Context) error {
 		r.failed = true
 		r.metrics.syncErrors.Inc()
 		r.metrics.syncs.WithLabelValues(trigger, "error").Inc()
-		r.health.done(false)
+		r.health.Done(false)
 		if ctx.Err() == nil {
 			r.log.Error("Sync failed, will retry", "trigger", trigger, "elapsed", took.Round(time.Millisecond), "err", err)
 		}
@@ -93,7 +94,7 @@ func (r *reconciler) run(ctx context.Context) error {
 	drift := r.applied && fp == r.lastApplied && !sum.Empty()
 	r.failed, r.applied, r.lastApplied = false, true, fp
 	r.metrics.lastSync.SetToCurrentTime()
-	r.health.done(true)
+	r.health.Done(true)
 	r.metrics.countApplied(sum)
 	result := "unchanged"
 	if !sum.Empty() {

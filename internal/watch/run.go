@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 )
 
 // SyncFunc renders snap for the node and reconciles the kernel with it,
@@ -43,9 +44,13 @@ type Config struct {
 	// --iptables-min-sync-period); 0 syncs on every change.
 	MinSyncPeriod time.Duration
 	// SyncPeriod is the most time between two syncs, and the cap of the
-	// retry backoff (kube-proxy's --iptables-sync-period). /healthz fails
-	// once a change waits twice as long.
+	// retry backoff (kube-proxy's --iptables-sync-period).
 	SyncPeriod time.Duration
+	// Health is the proxy's health, which the loop keeps (a change seen,
+	// a sync started, its result) and serves on HealthzAddr; the caller
+	// makes it, with kube-proxy's timeout of 2 × SyncPeriod, and may hand
+	// it on (to a healthcheck.ServiceServer).
+	Health *healthcheck.ProxyHealth
 	// MetricsAddr and HealthzAddr are host:port to serve /metrics and
 	// /healthz, /livez on; empty serves nothing.
 	MetricsAddr, HealthzAddr string
@@ -70,8 +75,8 @@ type Config struct {
 // Validate checks the periods and that the required fields are set.
 func (c *Config) Validate() error {
 	switch {
-	case c.RESTConfig == nil || c.Sync == nil:
-		return errors.New("watch: no API server or sync function")
+	case c.RESTConfig == nil || c.Sync == nil || c.Health == nil:
+		return errors.New("watch: no API server, sync function or health")
 	case c.NodeName == "":
 		return errors.New("no node name given")
 	case c.SyncPeriod <= 0:
@@ -103,13 +108,19 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	var src atomic.Pointer[source]
-	h := newHealth(2*cfg.SyncPeriod, time.Now, func() *corev1.Node {
+	node := func() *corev1.Node {
 		if s := src.Load(); s != nil {
 			return s.node()
 		}
 		return nil
-	})
-	stop, err := startServers(&cfg, m, h, log)
+	}
+	h := cfg.Health
+	// Unlike kube-proxy, whose initial sync is not watched, the initial
+	// sync counts as a change seen at the start: a node that cannot sync
+	// at all (its API server unreachable) fails /healthz after the
+	// timeout rather than pass it with no rules.
+	h.Queued()
+	stop, err := startServers(&cfg, m, node, log)
 	defer stop()
 	if err != nil {
 		return err
@@ -179,7 +190,7 @@ func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName st
 
 // startServers starts the metrics and health servers that cfg asks for.
 // stop shuts them down; it is valid even when err is not nil.
-func startServers(cfg *Config, m *metrics, h *health, log *slog.Logger) (stop func(), err error) {
+func startServers(cfg *Config, m *metrics, node func() *corev1.Node, log *slog.Logger) (stop func(), err error) {
 	var servers []*http.Server
 	stop = func() {
 		for _, s := range servers {
@@ -195,9 +206,7 @@ func startServers(cfg *Config, m *metrics, h *health, log *slog.Logger) (stop fu
 	if cfg.Profiling {
 		serveProfiles(metricsMux)
 	}
-	healthMux := http.NewServeMux()
-	healthMux.Handle("/healthz", h.handler(true, m.healthz))
-	healthMux.Handle("/livez", h.handler(false, m.livez))
+	healthMux := cfg.Health.Mux(healthcheck.Serving{Node: node, Answered: m.countHealth})
 	for _, s := range []struct {
 		name, addr, paths string
 		handler           http.Handler

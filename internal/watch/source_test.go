@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
@@ -272,8 +273,12 @@ subjects:
 	var logs syncBuffer
 	runCtx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
+	// The initial sync counts as a change from the start: with the
+	// server down for longer than the timeout, the proxy is unhealthy.
+	health := healthcheck.New(healthcheck.Options{Timeout: time.Second})
 	err = Run(runCtx, Config{
 		RESTConfig: restConfigFor(t, down.WriteKubeconfig(t, "down", "token")), NodeName: "node1", SyncPeriod: time.Second,
+		Health: health,
 		Sync: func(context.Context, *cluster.Snapshot) (s diff.Summary, err error) {
 			return s, errors.New("never called")
 		},
@@ -282,6 +287,9 @@ subjects:
 	all := logs.String()
 	if err != nil || !strings.Contains(all, "Cannot reach the API server") || strings.Count(all, "Waiting for the API server") < 2 || !strings.Contains(all, "connection refused") {
 		t.Errorf("unreachable API server: Run returned %v after logging %q, want nil after waiting", err, all)
+	}
+	if health.Healthy() {
+		t.Error("unreachable API server: healthy after 1.5 s without the initial sync, want unhealthy after the 1 s timeout")
 	}
 }
 

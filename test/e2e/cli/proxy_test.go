@@ -163,10 +163,7 @@ func TestE2EProxy(t *testing.T) {
 	p := startProxy(t, n, "-f", snap, "--node-name=node1", "--family=ipv4", "--cluster-cidr=10.244.0.0/16",
 		"--reload-interval=100ms", "--min-sync-period=0", "--cleanup-on-exit", "-v=2",
 		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")
-	p.waitFor(t, "/healthz to answer 200", 30*time.Second, func() bool {
-		code, _ := p.get("127.0.0.1:10256", "/healthz")
-		return code == http.StatusOK
-	})
+	waitProxyReady(t, p)
 
 	t.Run("traffic", func(t *testing.T) { proxyTraffic(t, n) })
 	t.Run("reload under traffic", func(t *testing.T) { proxyReload(t, n, p, snap) })
@@ -184,6 +181,18 @@ func TestE2EProxy(t *testing.T) {
 			t.Fatalf("--cleanup-on-exit left %s behind:\n%s", gone, s)
 		}
 	}
+}
+
+// waitProxyReady waits for the proxy's first successful sync, and for
+// its /healthz to answer 200. As kube-proxy v1.25's, /healthz answers 200
+// from the start, before the first sync: it says only that no change has
+// waited too long.
+func waitProxyReady(t *testing.T, p *bgProc) {
+	t.Helper()
+	p.waitFor(t, "the first sync and /healthz to answer 200", 30*time.Second, func() bool {
+		code, _ := p.get("127.0.0.1:10256", "/healthz")
+		return code == http.StatusOK && p.metric(`svcproxy_userspace_syncs_total{result="success"}`) >= 1
+	})
 }
 
 // newProxyNode is newE2ENode with the nft backend where it is installed,
@@ -219,10 +228,7 @@ func TestE2EProxyAPI(t *testing.T) {
 	p := startProxy(t, n, "--kubeconfig="+c.BridgeInto(t, n.lab.Node()), "--node-name=node1", "--family=ipv4",
 		"--cluster-cidr=10.244.0.0/16", "--min-sync-period=0",
 		"--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")
-	p.waitFor(t, "/healthz to answer 200", 30*time.Second, func() bool {
-		code, _ := p.get("127.0.0.1:10256", "/healthz")
-		return code == http.StatusOK
-	})
+	waitProxyReady(t, p)
 	client := n.lab.Client()
 	if got := proxySpread(t, client, netlab.TCP, "10.96.0.10:80", 30); len(got) != 3 {
 		t.Fatalf("web: %v, want web-a, web-b and web-c", got)

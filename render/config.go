@@ -207,6 +207,20 @@ func (c *Config) resolveNodePorts(t *nodetable.ServiceTable, defaultKeyword stri
 	return np
 }
 
+// NodePortIPs resolves NodePortAddresses for table t's family as
+// kube-proxy does for a mode whose default is defaultKeyword (NodePortAll
+// in iptables and ipvs mode, NodePortPrimary in nftables mode): all is
+// true when they match every address of the family; otherwise ips are
+// the host addresses (HostAddresses, or the node IPs and loopback) they
+// match, sorted. kube-proxy listens there for the Service health checks.
+func (c *Config) NodePortIPs(t *nodetable.ServiceTable, defaultKeyword string) (all bool, ips []netip.Addr) {
+	np := c.resolveNodePorts(t, defaultKeyword)
+	if np.matchAll {
+		return true, nil
+	}
+	return false, np.ips
+}
+
 func expandNodePortKeyword(s string, nodeIPs []netip.Addr) []netip.Prefix {
 	switch s {
 	case NodePortPrimary:

@@ -227,7 +227,7 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 
 // runWatchMode is apply --watch: the settings are checked and the kernel
 // backend opened once, then every sync renders the informers' snapshot and
-// applies it.
+// applies it, and then serves the Service health checks it asks for.
 func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	tuneDaemonGC()
 	settings := &o.proxy.settings
@@ -244,6 +244,8 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		defer o.saveCache(saver)
 	}
 	health := newProxyHealth(settings.mode, 2*o.watch.syncPeriod, settings.families)
+	checks := newServiceChecks(settings.mode, health, o.logger())
+	defer checks.close()
 	return o.runWatch(ctx, health, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
 		if err := o.guard.checkServices(snap); err != nil {
 			return diff.Summary{}, err
@@ -256,6 +258,7 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 		if err != nil {
 			return diff.Summary{}, err
 		}
+		checks.sync(d)
 		if saver != nil && p.empty() {
 			o.saveCache(saver) // idle: nothing changed
 		}

@@ -118,6 +118,7 @@ func (e *usEnv) run(t *testing.T, s *Scenario) {
 	for i := range ports {
 		comparePortTraffic(t, &ports[i], kpLab, toolLab)
 	}
+	compareUserspaceHealth(t, kpLab.Node(), toolLab.Node(), apiSnap)
 }
 
 // load clears the API server, writes the scenario's objects plus the
@@ -202,7 +203,7 @@ func (e *usEnv) startTool(t *testing.T, ns netlab.NS, snapFile, nodeName string)
 	cmd := ns.Command(context.Background(), toolbin.Path(t), "proxy", "-f", snapFile,
 		"--node-name="+nodeName, "--family=ipv4", "--iptables-backend=nft",
 		"--state-dir="+filepath.Join(dir, "state"), "--lock-file="+filepath.Join(dir, "svcproxy.lock"),
-		"--metrics-bind-address=", "--healthz-bind-address=", "-v=1")
+		"--metrics-bind-address=", "--healthz-bind-address="+healthzAddr, "-v=1")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "no-kubeconfig"))
 	p, err := testcluster.StartCommand("kubectl-svcproxy proxy", cmd, filepath.Join(dir, "proxy.log"))
 	if err != nil {

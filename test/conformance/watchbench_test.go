@@ -75,7 +75,7 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 // fresh node namespace with the scenario's kube-proxy configuration file
 // for mode m; its API server bridge, and the metrics and healthz servers
 // on the namespace's loopback, are the only things of its own.
-func (e *env) startWatched(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode, name string) *Watched {
+func (e *env) startWatched(b testing.TB, s *Scenario, snap *cluster.Snapshot, m Mode, name string) *Watched {
 	ns := node(b, s, snap)
 	config, err := e.kubeProxyConfig(b, s, m, ns, false)
 	if err != nil {

@@ -42,6 +42,10 @@ type serviceCheck struct {
 	port      uint16
 	endpoints int
 	servers   []*http.Server
+	// listeners are the servers' listeners, closed with them: a server
+	// closes only the listeners it has started serving, and the port
+	// must be free once the check is closed.
+	listeners []net.Listener
 }
 
 // NewServiceServer returns a server with no health check open; proxy is
@@ -124,11 +128,11 @@ func (s *ServiceServer) open(f nodetable.Family, where Listen, name ServiceName,
 	for _, addr := range addrs {
 		l, err := s.listen(network, addr)
 		if err != nil {
-			closeServers(sc.servers)
+			sc.close()
 			return nil, err
 		}
 		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-		sc.servers = append(sc.servers, srv)
+		sc.servers, sc.listeners = append(sc.servers, srv), append(sc.listeners, l)
 		go func() {
 			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.log.Error("Service health check stopped serving", "service", name.String(), "address", addr, "err", err)
@@ -141,7 +145,7 @@ func (s *ServiceServer) open(f nodetable.Family, where Listen, name ServiceName,
 
 // closeCheck closes one Service's listeners and the connections they accepted.
 func (s *ServiceServer) closeCheck(f nodetable.Family, name ServiceName, sc *serviceCheck, why string) {
-	closeServers(sc.servers)
+	sc.close()
 	attrs := []any{"service", name.String(), "family", string(f), "port", sc.port}
 	if why != "" {
 		attrs = append(attrs, "reason", why)
@@ -149,9 +153,14 @@ func (s *ServiceServer) closeCheck(f nodetable.Family, name ServiceName, sc *ser
 	s.log.Debug("Closed the Service's health check", attrs...)
 }
 
-func closeServers(servers []*http.Server) {
-	for _, srv := range servers {
+// close closes the servers, the connections they accepted and their
+// listeners.
+func (sc *serviceCheck) close() {
+	for _, srv := range sc.servers {
 		srv.Close()
+	}
+	for _, l := range sc.listeners {
+		l.Close()
 	}
 }
 

@@ -210,3 +210,30 @@ func TestServiceServerFamilies(t *testing.T) {
 	expect(t, dial, "IPv6 closed", "[fd00:77::10]:30123", nil)
 	expect(t, dial, "IPv4 still open", "192.168.77.10:30123", ok(svc, 1))
 }
+
+// TestServiceServerPartialListen checks that a check that cannot listen
+// on one of its addresses is not served on the others either: they are
+// closed at once (the port is free again) and the next Sync tries all.
+func TestServiceServerPartialListen(t *testing.T) {
+	s := NewServiceServer(New(Options{Timeout: time.Minute}), nil)
+	defer s.Close()
+	p := freePort(t)
+	two := Listen{IPs: []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}}
+	busy, err := net.Listen("tcp4", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), p).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ServiceName{"ns", "a"}
+	s.Sync(nodetable.IPv4, two, map[ServiceName]ServiceCheck{name: {p, 1}})
+	first := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), p).String()
+	// The port must be free at once: nothing else may bind it meanwhile.
+	l, err := net.Listen("tcp4", first)
+	if err != nil {
+		t.Fatalf("%s still bound after the check failed on its other address: %v", first, err)
+	}
+	l.Close()
+	busy.Close()
+	s.Sync(nodetable.IPv4, two, map[ServiceName]ServiceCheck{name: {p, 1}})
+	expect(t, plainDial, "retried", first, ok(name, 1))
+	expect(t, plainDial, "retried", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), p).String(), ok(name, 1))
+}

@@ -24,8 +24,6 @@ import (
 type ServiceServer struct {
 	proxy *ProxyHealth
 	log   *slog.Logger
-	// listen opens one listener; tests replace it.
-	listen func(network, addr string) (net.Listener, error)
 
 	mu       sync.RWMutex
 	families map[nodetable.Family]*familyChecks
@@ -55,10 +53,7 @@ func NewServiceServer(proxy *ProxyHealth, log *slog.Logger) *ServiceServer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &ServiceServer{proxy: proxy, log: log, families: map[nodetable.Family]*familyChecks{},
-		listen: func(network, addr string) (net.Listener, error) {
-			return (&net.ListenConfig{}).Listen(context.Background(), network, addr)
-		}}
+	return &ServiceServer{proxy: proxy, log: log, families: map[nodetable.Family]*familyChecks{}}
 }
 
 // Sync makes family f's open health checks those of checks, listening
@@ -126,7 +121,7 @@ func (s *ServiceServer) open(f nodetable.Family, where Listen, name ServiceName,
 	sc := &serviceCheck{port: port}
 	handler := s.handler(f, name)
 	for _, addr := range addrs {
-		l, err := s.listen(network, addr)
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), network, addr)
 		if err != nil {
 			sc.close()
 			return nil, err

@@ -31,6 +31,10 @@ type IPTablesChange struct {
 	Rules []ipt.Rule `json:"rules,omitempty"`
 	// Old are the chain's live rules (replace, delete), for the plan.
 	Old []ipt.Rule `json:"old,omitempty"`
+	// Edits, when set, turn a replaced unordered chain's Old into Rules
+	// in place, each naming its rule by content (see Edit); otherwise a
+	// replaced chain is rewritten whole. After gives the rules they leave.
+	Edits []Edit `json:"-"`
 }
 
 // IPTablesChangeSet is every change for one family, in the order apply runs
@@ -128,7 +132,11 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
 		case own.IsShared(dc.Name) && len(dc.Rules) == 0:
 			// kubelet's chain exists; its contents are not ours to manage.
 		case !sameRules(dt.Name, dc, lc, own):
-			creates = append(creates, IPTablesChange{Verb: ReplaceChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules, Old: lc.Rules})
+			c := IPTablesChange{Verb: ReplaceChain, Table: dt.Name, Chain: dc.Name, Rules: dc.Rules, Old: lc.Rules}
+			if own.IsUnordered(dt.Name, dc.Name) {
+				c.Edits, _ = unorderedEdits(dc.Rules, lc.Rules, own)
+			}
+			creates = append(creates, c)
 		}
 	}
 	// Built-in chains that the desired state leaves out hold no wanted jumps.

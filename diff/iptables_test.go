@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -20,39 +21,102 @@ func mustParse(t *testing.T, text string) *ipt.Ruleset {
 	return rs
 }
 
-// TestEditsTurnOldIntoNew replays the positional edits on random rule
-// lists and checks they produce exactly the new list.
-func TestEditsTurnOldIntoNew(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 500; i++ {
-		var old []ipt.Rule
-		for j := 0; j < r.IntN(30)+1; j++ {
-			old = append(old, ipt.Rule(fmt.Sprintf("-j R%d", r.IntN(40))))
+// applyEdits does to rules what iptables-restore does with the edits'
+// lines: -D deletes the first equal rule, -I 1 inserts first, -A appends.
+func applyEdits(rules []ipt.Rule, edits []Edit) []ipt.Rule {
+	out := slices.Clone(rules)
+	for _, e := range edits {
+		switch {
+		case e.Delete:
+			if i := slices.Index(out, e.Rule); i >= 0 {
+				out = slices.Delete(out, i, i+1)
+			}
+		case e.Append:
+			out = append(out, e.Rule)
+		default:
+			out = slices.Insert(out, 0, e.Rule)
 		}
+	}
+	return out
+}
+
+// TestEditsNameRulesByContent changes random dispatch chains (rules, then
+// must-be-last rules) and applies the edits diff plans to the live chain
+// with foreign rules added anywhere in it after the read, as another
+// program may add them before the restore runs. Every desired rule must be
+// there, none that should go, and the must-be-last rules last among the
+// tool's rules; without foreign rules, the result is what After says.
+func TestEditsNameRulesByContent(t *testing.T) {
+	own := render.IPTablesOwnership()
+	last := func(i int) ipt.Rule {
+		return ipt.Rule(fmt.Sprintf(`-m comment --comment "L%d; NOTE: this must be the last rule in this chain" -j KUBE-NODEPORTS`, i))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	chain := func() []ipt.Rule {
+		var rules []ipt.Rule
+		for j := 0; j < r.IntN(30); j++ {
+			rules = append(rules, ipt.Rule(fmt.Sprintf("-d 10.96.0.%d/32 -j KUBE-SVC-%d", r.IntN(40), r.IntN(3))))
+		}
+		for j := 0; j < r.IntN(3); j++ {
+			rules = append(rules, last(r.IntN(3)))
+		}
+		return rules
+	}
+	edited := 0
+	for i := 0; i < 2000; i++ {
+		old := chain()
 		next := slices.Clone(old)
 		for k := 0; k < r.IntN(4)+1; k++ {
 			p := r.IntN(len(next) + 1)
-			if r.IntN(2) == 0 && p < len(next) {
-				next = slices.Delete(next, p, p+1)
-			} else {
-				next = slices.Insert(next, p, ipt.Rule(fmt.Sprintf("-j N%d", r.IntN(40))))
+			switch r.IntN(3) {
+			case 0:
+				if p < len(next) {
+					next = slices.Delete(next, p, p+1)
+				}
+			case 1:
+				next = append(next, last(r.IntN(3)))
+			default:
+				next = slices.Insert(next, 0, ipt.Rule(fmt.Sprintf("-d 10.96.1.%d/32 -j KUBE-SVC-%d", r.IntN(40), r.IntN(3))))
 			}
 		}
-		edits, ok := IPTablesChange{Verb: ReplaceChain, Old: old, Rules: next}.Edits()
-		if !ok {
-			continue // rewriting is shorter
+		c := IPTablesChange{Verb: ReplaceChain, Table: ipt.NAT, Chain: "KUBE-SERVICES", Old: old, Rules: next}
+		var ok bool
+		if c.Edits, ok = unorderedEdits(next, old, own); !ok || len(c.Edits) == 0 {
+			continue // rewriting is shorter, or nothing changes
 		}
-		got := slices.Clone(old)
-		for _, e := range edits {
-			if e.Insert {
-				got = slices.Insert(got, e.Pos-1, e.Rule)
-			} else {
-				got = slices.Delete(got, e.Pos-1, e.Pos)
+		edited++
+		if got := c.After(); !sameRules(ipt.NAT, &ipt.Chain{Name: "KUBE-SERVICES", Rules: next}, &ipt.Chain{Name: "KUBE-SERVICES", Rules: got}, own) {
+			t.Fatalf("edits %v turn %v into %v, want the rules of %v", c.Edits, old, got, next)
+		}
+		if got := applyEdits(old, c.Edits); !slices.Equal(got, c.After()) {
+			t.Fatalf("After says %v, the edits give %v", c.After(), got)
+		}
+		live := slices.Clone(old)
+		for k := 0; k < r.IntN(4)+1; k++ {
+			p := r.IntN(len(live) + 1)
+			live = slices.Insert(live, p, ipt.Rule(fmt.Sprintf("-s 192.0.2.%d/32 -j ACCEPT", k)))
+		}
+		got := applyEdits(live, c.Edits)
+		var ours []ipt.Rule
+		for _, x := range got {
+			if !strings.HasPrefix(string(x), "-s 192.0.2.") {
+				ours = append(ours, x)
 			}
 		}
-		if !slices.Equal(got, next) {
-			t.Fatalf("edits %v turn %v into %v, want %v", edits, old, got, next)
+		if !sameRules(ipt.NAT, &ipt.Chain{Name: "KUBE-SERVICES", Rules: next}, &ipt.Chain{Name: "KUBE-SERVICES", Rules: ours}, own) {
+			t.Fatalf("with foreign rules added, edits %v turn %v into %v, want the rules of %v", c.Edits, live, got, next)
 		}
+	}
+	if edited < 200 {
+		t.Fatalf("only %d of 2000 changes were edits; the test proves little", edited)
+	}
+
+	// An ordered chain is never edited: its rules' places carry meaning.
+	live := mustParse(t, "*nat\n:KUBE-SVC-A - [0:0]\n-A KUBE-SVC-A -j KUBE-SEP-A\n-A KUBE-SVC-A -j KUBE-SEP-B\nCOMMIT\n")
+	desired := mustParse(t, "*nat\n:KUBE-SVC-A - [0:0]\n-A KUBE-SVC-A -j KUBE-SEP-A\n-A KUBE-SVC-A -j KUBE-SEP-C\n-A KUBE-SVC-A -j KUBE-SEP-B\nCOMMIT\n")
+	cs := IPTables(desired, live, own)
+	if len(cs.Changes) != 1 || cs.Changes[0].Edits != nil {
+		t.Fatalf("an ordered chain's change must rewrite it: %+v", cs.Changes)
 	}
 }
 

@@ -100,7 +100,7 @@ func (cs *IPTablesChangeSet) Summary() Summary {
 	for _, c := range cs.Changes {
 		switch c.Verb {
 		case CreateChain, ReplaceChain, DeleteChain:
-			countChain(&s, c.Verb, c.Old, c.Rules)
+			countChain(&s, c.Verb, c.Old, c.After())
 		case InsertJump:
 			s.RulesAdded++
 		case DeleteJump:
@@ -139,7 +139,7 @@ func writeChange(b *strings.Builder, c IPTablesChange) {
 		writeRules(b, "-", c.Chain, c.Old)
 	case ReplaceChain:
 		fmt.Fprintf(b, "@@ %s: changed @@\n", where)
-		writeLineDiff(b, c.Old, c.Rules, "-A "+c.Chain+" ", "")
+		writeLineDiff(b, c.Old, c.After(), "-A "+c.Chain+" ", "")
 	case InsertJump:
 		fmt.Fprintf(b, "@@ %s: missing jump @@\n", where)
 		writeRules(b, "+", c.Chain, c.Rules)

@@ -7,8 +7,9 @@ import (
 )
 
 // ReplayIPTables returns what live becomes once cs is applied to it, as the
-// kernel would hold it: changed chains take their new rules, deleted ones go,
-// jumps are inserted first in their chain. Foreign chains and rules are kept
+// kernel would hold it: changed chains take their new rules (edited ones in
+// the order their edits leave them), deleted ones go, jumps are inserted
+// first in their chain. Foreign chains and rules are kept
 // as they were. live is not modified.
 func ReplayIPTables(live *ipt.Ruleset, cs *IPTablesChangeSet) *ipt.Ruleset {
 	out := &ipt.Ruleset{Family: live.Family}
@@ -43,7 +44,7 @@ func replayChange(t *ipt.Table, c IPTablesChange) {
 	}
 	switch c.Verb {
 	case CreateChain, ReplaceChain:
-		chain.Rules = c.Rules
+		chain.Rules = c.After()
 	case DeleteChain:
 		t.Chains = slices.DeleteFunc(t.Chains, func(x *ipt.Chain) bool { return x.Name == c.Chain })
 	case InsertJump:

@@ -210,12 +210,18 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) (int, err
 
 // checkWritable refuses changes holding a rule that would not stay on its
 // own restore line. Desired rules are validated by Plan already; this also
-// covers live rules written back (a jump deleted by its spec, an undo of a
-// hand-edited owned chain), which a hand edit may have given a newline.
+// covers live rules written back (a jump or a dispatch rule deleted by its
+// spec, an undo of a hand-edited owned chain), which a hand edit may have
+// given a newline.
 func checkWritable(changes []diff.IPTablesChange) error {
 	for _, c := range changes {
 		for _, r := range c.Rules {
 			if err := ipt.ValidateRule(r); err != nil {
+				return fmt.Errorf("refusing to write chain %s: %w", c.Chain, err)
+			}
+		}
+		for _, e := range c.Edits {
+			if err := ipt.ValidateRule(e.Rule); err != nil {
 				return fmt.Errorf("refusing to write chain %s: %w", c.Chain, err)
 			}
 		}

@@ -2,7 +2,6 @@ package iptables
 
 import (
 	"bytes"
-	"fmt"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -21,11 +20,20 @@ const (
 //
 // A chain line flushes an existing user-defined chain under --noflush, so
 // every chain that is created, rewritten or deleted is declared first, with
-// the built-in chains that get jump rules; a changed chain whose line diff
-// is shorter than the chain is edited in place by rule number instead; then come the rules of
-// created and replaced chains, the jump insertions (at position 1, as
-// kube-proxy prepends them) and deletions, and last the -X of deleted
-// chains, after every rule that jumped to them is gone.
+// the built-in chains that get jump rules; then come the rules of created
+// and replaced chains, the jump insertions (at position 1, as kube-proxy
+// prepends them) and deletions, and last the -X of deleted chains, after
+// every rule that jumped to them is gone.
+//
+// No line names a rule by its number. Between the read that planned the
+// changes and this restore, another program may add or remove rules, and
+// rule N is then another rule. So a replaced chain is declared and written
+// whole, which also drops whatever else was put in it, except an unordered
+// chain with Edits (a dispatch chain that gains or loses a few Services):
+// its edits delete by content (-D CHAIN spec deletes the first rule equal
+// to spec) and insert first or append (see diff.Edit), which land right
+// whatever else the chain holds. Jumps in built-in chains, which the tool
+// shares with everyone, are likewise inserted first and deleted by content.
 //
 // On the nf_tables backend, for large inputs into a small table, a list
 // command ("-S") first makes iptables-restore fetch the whole table once
@@ -48,14 +56,9 @@ func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend,
 		b.WriteString("-S\n")
 	}
 	declared := map[string]bool{}
-	edits := map[string][]diff.Edit{}
 	for _, c := range changes {
-		if c.Table != table || declared[c.Chain] {
-			continue
-		}
-		if e, ok := c.Edits(); ok {
-			// Edited in place: declaring the chain would flush it.
-			edits[c.Chain] = e
+		if c.Table != table || declared[c.Chain] || len(c.Edits) > 0 {
+			// An edited chain is not declared: that would flush it.
 			continue
 		}
 		// A built-in chain declared with policy "-" keeps its policy and
@@ -68,8 +71,8 @@ func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend,
 		if c.Table != table {
 			continue
 		}
-		if e, ok := edits[c.Chain]; ok {
-			writeEdits(&b, c.Chain, e)
+		if len(c.Edits) > 0 {
+			writeEdits(&b, c.Chain, c.Edits)
 			continue
 		}
 		switch c.Verb {
@@ -92,12 +95,16 @@ func Script(changes []diff.IPTablesChange, table ipt.TableName, backend Backend,
 	return b.Bytes()
 }
 
+// writeEdits writes a chain's edits, each naming its rule by content.
 func writeEdits(b *bytes.Buffer, chain string, edits []diff.Edit) {
 	for _, e := range edits {
-		if e.Insert {
-			fmt.Fprintf(b, "-I %s %d %s\n", chain, e.Pos, e.Rule)
-		} else {
-			fmt.Fprintf(b, "-D %s %d\n", chain, e.Pos)
+		switch {
+		case e.Delete:
+			b.WriteString("-D " + chain + " " + string(e.Rule) + "\n")
+		case e.Append:
+			b.WriteString("-A " + chain + " " + string(e.Rule) + "\n")
+		default:
+			b.WriteString("-I " + chain + " 1 " + string(e.Rule) + "\n")
 		}
 	}
 }

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+
+	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
-// DetectBackend picks the backend the node's other components use, the
+// DetectBackend picks the backend that holds the rules of the chains own
+// names, and otherwise the backend the node's other components use, the
 // way the iptables-wrapper script shipped in kube-proxy's image does:
+//  0. the backend holding rules in the mode's own chains (see detectOwn):
+//     a run after an apply finds what that apply wrote, whatever else
+//     either backend holds; both holding them is an error;
 //  1. the backend whose mangle table holds kubelet's KUBE-IPTABLES-HINT
 //     or KUBE-KUBELET-CANARY chain;
 //  2. otherwise the backend holding more rules;
@@ -16,8 +22,8 @@ import (
 // A backend whose tools are missing is never chosen; if neither is
 // installed, the error says so. It asks the kernel of the calling thread's
 // network namespace (KernelProbe) and runs the tools through ex.
-func DetectBackend(ctx context.Context, ex Execer) (Backend, error) {
-	return Detect(ctx, ex, KernelProbe{})
+func DetectBackend(ctx context.Context, ex Execer, own *ipt.Ownership) (Backend, error) {
+	return Detect(ctx, ex, KernelProbe{}, own)
 }
 
 // Probe is what Detect asks of the kernel before running any tool. Each
@@ -33,10 +39,16 @@ type Probe interface {
 	// LegacyInUse: does any x_tables table hold a rule or a chain of its
 	// own (anything beyond its built-in chains' policies)?
 	LegacyInUse() (bool, error)
+	// NFTRules and LegacyRules name the first of chains, in family ip or
+	// ip6, that holds a rule in iptables-nft's or x_tables' tables ("IPv4
+	// nat KUBE-SERVICES"), or "" for none; neither creates a table.
+	NFTRules(chains []TableChain) (string, error)
+	LegacyRules(chains []TableChain) (string, error)
 }
 
-// Detect is DetectBackend with the kernel's answers from p. It decides as
-// the wrapper does, but reads only what the decision needs:
+// Detect is DetectBackend with the kernel's answers from p. After the
+// mode's own rules, it decides as the wrapper does, but reads only what
+// the decision needs:
 //   - a backend without tables has no hint and no rule, so it is not read
 //     at all; only its tools are checked, with --version;
 //   - when nf_tables holds no iptables table, x_tables is not read either:
@@ -55,9 +67,12 @@ type Probe interface {
 //
 // When netlink cannot list nf_tables' tables, nf_tables is read with
 // iptables-nft-save as before: -t mangle for the hint, then whole.
-func Detect(ctx context.Context, ex Execer, p Probe) (Backend, error) {
+func Detect(ctx context.Context, ex Execer, p Probe, own *ipt.Ownership) (Backend, error) {
 	exist, err := p.NFTTables()
 	netlinkOK := err == nil
+	if b, decided, err := detectOwn(ctx, ex, p, ownChains(own), netlinkOK && exist); decided {
+		return b, err
+	}
 	legacy := detectSide{backend: Legacy}
 	legacy.probe(ctx, ex, p, netlinkOK && !exist)
 	nft := detectSide{backend: NFT}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
@@ -41,7 +42,7 @@ func TestDetectBackendInKernel(t *testing.T) {
 			before := legacyTableNames(t, lab.Node())
 			var got applyipt.Backend
 			err := lab.Node().Do(func() (err error) {
-				got, err = applyipt.DetectBackend(context.Background(), applyipt.OSExec{})
+				got, err = applyipt.DetectBackend(context.Background(), applyipt.OSExec{}, render.IPTablesOwnership())
 				return err
 			})
 			if err != nil || got != tc.want {

@@ -2,11 +2,13 @@ package iptables
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
 	"os"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/vishvananda/netlink/nl"
@@ -146,4 +148,76 @@ func xtablesInUse(domain, level int, names []string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// NFTRules names the first of chains that holds a rule in iptables-nft's
+// tables, in family ip, then ip6. Each chain is asked for with a rule dump
+// limited to it, read only up to its first rule, so a chain of 10k rules
+// costs what an empty one does.
+func (KernelProbe) NFTRules(chains []TableChain) (string, error) {
+	for _, c := range chains {
+		for _, f := range []struct {
+			af   uint8
+			name string
+		}{{unix.AF_INET, "IPv4"}, {unix.AF_INET6, "IPv6"}} {
+			has, err := nftChainHasRule(f.af, string(c.Table), c.Chain)
+			if err != nil {
+				return "", fmt.Errorf("look up nf_tables rules of %s %s: %w", c.Table, c.Chain, err)
+			}
+			if has {
+				return f.name + " " + string(c.Table) + " " + c.Chain, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// nftChainHasRule sends a rule dump request for one chain and reads its
+// first answer: a rule, or the end of an empty (or missing) chain. The
+// socket is closed then, which ends the dump in the kernel.
+func nftChainHasRule(family uint8, table, chain string) (bool, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	tv := unix.Timeval{Sec: 5}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return false, err
+	}
+	req := nl.NewNetlinkRequest(unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_GETRULE, unix.NLM_F_DUMP)
+	req.AddData(&nl.Nfgenmsg{NfgenFamily: family, Version: nl.NFNETLINK_V0})
+	req.AddData(nl.NewRtAttr(unix.NFTA_RULE_TABLE, nl.ZeroTerminated(table)))
+	req.AddData(nl.NewRtAttr(unix.NFTA_RULE_CHAIN, nl.ZeroTerminated(chain)))
+	if err := unix.Sendto(fd, req.Serialize(), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return false, err
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return false, err
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return false, err
+		}
+		for _, m := range msgs {
+			switch m.Header.Type {
+			case unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWRULE:
+				return true, nil
+			case unix.NLMSG_DONE:
+				return false, nil
+			case unix.NLMSG_ERROR:
+				if len(m.Data) < 4 {
+					return false, errors.New("short netlink error")
+				}
+				errno := -int32(binary.NativeEndian.Uint32(m.Data[:4]))
+				if errno == 0 || unix.Errno(errno) == unix.ENOENT {
+					return false, nil
+				}
+				return false, unix.Errno(errno)
+			}
+		}
+	}
 }

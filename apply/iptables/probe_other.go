@@ -18,3 +18,9 @@ func (KernelProbe) LegacyTables() (bool, error) { return false, errors.ErrUnsupp
 
 // LegacyInUse implements Probe.
 func (KernelProbe) LegacyInUse() (bool, error) { return false, errors.ErrUnsupported }
+
+// NFTRules implements Probe.
+func (KernelProbe) NFTRules([]TableChain) (string, error) { return "", errors.ErrUnsupported }
+
+// LegacyRules implements Probe.
+func (KernelProbe) LegacyRules([]TableChain) (string, error) { return "", errors.ErrUnsupported }

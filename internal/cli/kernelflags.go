@@ -51,7 +51,7 @@ type kernelFlags struct {
 }
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (detect as kube-proxy's image does), legacy or nft")
+	fs.StringVar(&k.backend, "iptables-backend", "auto", "iptables backend: auto (the one holding this mode's rules, else detected as kube-proxy's image does), legacy or nft")
 	fs.StringVar(&k.stateDir, "state-dir", "/run/kubectl-svcproxy", "the cache of what nf_tables holds, per network namespace (empty: no cache); must be owned by the running user and not group- or world-writable")
 	if k.ipvs {
 		fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
@@ -102,7 +102,7 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 	}
 	ex := applyipt.OSExec{}
 	if b == "" {
-		if b, err = applyipt.DetectBackend(ctx, ex); err != nil {
+		if b, err = applyipt.DetectBackend(ctx, ex, own); err != nil {
 			return nil, err
 		}
 	}

@@ -54,27 +54,33 @@ func TestForeignWriterBetweenReadAndRestore(t *testing.T) {
 		staleJump       = "-m comment --comment stale -j KUBE-MARK-MASQ"
 	)
 	filler := manyServices(40)
-	with := func(s ...svc) string { return snapshot(append(s, filler...)...) }
 	gone := svc{name: "gone", ip: "10.96.0.40", port: 80, targetPort: 8080, endpoints: []string{"10.244.0.13"}}
 	added := svc{name: "added", ip: "10.96.0.30", port: 80, targetPort: 8080, endpoints: []string{"10.244.1.12"}}
 	otherOn81 := other("10.244.0.13")
 	otherOn81.port = 81
+	// Services without endpoints have REJECT rules in filter's
+	// KUBE-SERVICES: one gaining an endpoint loses its rule there.
+	empty1 := svc{name: "empty1", ip: "10.96.0.51", port: 80, targetPort: 8080}
+	empty2 := svc{name: "empty2", ip: "10.96.0.52", port: 80, targetPort: 8080}
+	served1 := empty1
+	served1.endpoints = []string{"10.244.0.13"}
+	with := func(s ...svc) string { return snapshot(append(append(s, empty2), filler...)...) }
 	steps := []struct {
 		name        string
 		snap        string
 		rewritesWeb bool // web's KUBE-SVC chain is rewritten
 		reach       map[netip.AddrPort][]string
 	}{
-		{"a port changed, a Service added, an endpoint removed", with(web("10.244.0.11"), otherOn81, added, gone), true,
-			map[netip.AddrPort][]string{webIP: {"a"}, netip.MustParseAddrPort("10.96.0.20:81"): {"c"}, netip.MustParseAddrPort("10.96.0.30:80"): {"b"}}},
-		{"a Service removed", with(web("10.244.0.11"), otherOn81, added), false,
+		{"a port changed, a Service added, an endpoint removed, one gained", with(web("10.244.0.11"), otherOn81, added, gone, served1), true,
+			map[netip.AddrPort][]string{webIP: {"a"}, netip.MustParseAddrPort("10.96.0.20:81"): {"c"}, netip.MustParseAddrPort("10.96.0.30:80"): {"b"}, netip.MustParseAddrPort("10.96.0.51:80"): {"c"}}},
+		{"a Service removed", with(web("10.244.0.11"), otherOn81, added, served1), false,
 			map[netip.AddrPort][]string{webIP: {"a"}, netip.MustParseAddrPort("10.96.0.30:80"): {"b"}}},
 	}
 	for _, b := range backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := newNode(t, b)
 			withPods(t, n)
-			n.apply(t, with(web("10.244.0.11", "10.244.1.12"), other("10.244.0.13"), gone))
+			n.apply(t, with(web("10.244.0.11", "10.244.1.12"), other("10.244.0.13"), gone, empty1))
 			n.ipt(t, "-t nat -A OUTPUT "+staleJump)
 			n.ipt(t, "-t nat -I PREROUTING 1 "+foreignBuiltin)
 			for _, s := range steps {

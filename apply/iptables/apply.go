@@ -194,6 +194,10 @@ func (c *Client) undo(ctx context.Context, plans []*Plan, done []Step) (int, err
 			continue
 		}
 		back := diff.IPTables(diff.OwnedIPTables(before, c.Ownership), now, c.Ownership)
+		for i := range back.Changes {
+			// Rewritten whole, an edited chain gets its order back too.
+			back.Changes[i].Edits = nil
+		}
 		if err := checkWritable(back.Changes); err != nil {
 			errs = append(errs, err)
 			continue

@@ -90,3 +90,34 @@ func blockChainDeletion(t *testing.T, n *node, p *applyipt.Plan) {
 	}
 	t.Fatal("the plan deletes no nat chain")
 }
+
+// TestUndoPutsAnEditedChainBackInOrder: the filter part of a failed
+// restore deleted a rule from the middle of an unordered chain by content;
+// the undo must put the chain back as it was read, in its order, not just
+// with its rules.
+func TestUndoPutsAnEditedChainBackInOrder(t *testing.T) {
+	empty := func(name, ip string) svc { return svc{name: name, ip: ip, port: 80, targetPort: 8080} }
+	first := snapshot(empty("empty1", "10.96.0.51"), empty("empty2", "10.96.0.52"), empty("empty3", "10.96.0.53"), other("10.244.0.13"))
+	served := empty("empty2", "10.96.0.52")
+	served.endpoints = []string{"10.244.0.13"}
+	second := snapshot(empty("empty1", "10.96.0.51"), served, empty("empty3", "10.96.0.53"))
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			n := newNode(t, b)
+			n.apply(t, first)
+			plans := n.plan(t, second)
+			blockChainDeletion(t, n, plans[0])
+			before := n.read(t).String()
+			sent := len(n.rec.restores)
+			if err := n.client.Apply(context.Background(), plans); err == nil {
+				t.Fatal("the nat part was blocked, yet the apply succeeded")
+			}
+			if !bytes.Contains(n.rec.restores[sent], []byte("\n-D KUBE-SERVICES -d 10.96.0.52/32 ")) {
+				t.Fatalf("the failed restore did not delete the filter rule by content:\n%s", n.rec.restores[sent])
+			}
+			if after := n.read(t).String(); after != before {
+				t.Fatalf("the undo left the kernel changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}

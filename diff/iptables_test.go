@@ -48,37 +48,11 @@ func applyEdits(rules []ipt.Rule, edits []Edit) []ipt.Rule {
 // tool's rules; without foreign rules, the result is what After says.
 func TestEditsNameRulesByContent(t *testing.T) {
 	own := render.IPTablesOwnership()
-	last := func(i int) ipt.Rule {
-		return ipt.Rule(fmt.Sprintf(`-m comment --comment "L%d; NOTE: this must be the last rule in this chain" -j KUBE-NODEPORTS`, i))
-	}
 	r := rand.New(rand.NewPCG(1, 2))
-	chain := func() []ipt.Rule {
-		var rules []ipt.Rule
-		for j := 0; j < r.IntN(30); j++ {
-			rules = append(rules, ipt.Rule(fmt.Sprintf("-d 10.96.0.%d/32 -j KUBE-SVC-%d", r.IntN(40), r.IntN(3))))
-		}
-		for j := 0; j < r.IntN(3); j++ {
-			rules = append(rules, last(r.IntN(3)))
-		}
-		return rules
-	}
 	edited := 0
 	for i := 0; i < 2000; i++ {
-		old := chain()
-		next := slices.Clone(old)
-		for k := 0; k < r.IntN(4)+1; k++ {
-			p := r.IntN(len(next) + 1)
-			switch r.IntN(3) {
-			case 0:
-				if p < len(next) {
-					next = slices.Delete(next, p, p+1)
-				}
-			case 1:
-				next = append(next, last(r.IntN(3)))
-			default:
-				next = slices.Insert(next, 0, ipt.Rule(fmt.Sprintf("-d 10.96.1.%d/32 -j KUBE-SVC-%d", r.IntN(40), r.IntN(3))))
-			}
-		}
+		old := randomDispatchChain(r)
+		next := randomlyChanged(r, old)
 		c := IPTablesChange{Verb: ReplaceChain, Table: ipt.NAT, Chain: "KUBE-SERVICES", Old: old, Rules: next}
 		var ok bool
 		if c.Edits, ok = unorderedEdits(next, old, own); !ok || len(c.Edits) == 0 {
@@ -97,12 +71,7 @@ func TestEditsNameRulesByContent(t *testing.T) {
 			live = slices.Insert(live, p, ipt.Rule(fmt.Sprintf("-s 192.0.2.%d/32 -j ACCEPT", k)))
 		}
 		got := applyEdits(live, c.Edits)
-		var ours []ipt.Rule
-		for _, x := range got {
-			if !strings.HasPrefix(string(x), "-s 192.0.2.") {
-				ours = append(ours, x)
-			}
-		}
+		ours := slices.DeleteFunc(slices.Clone(got), func(x ipt.Rule) bool { return strings.HasPrefix(string(x), "-s 192.0.2.") })
 		if !sameRules(ipt.NAT, &ipt.Chain{Name: "KUBE-SERVICES", Rules: next}, &ipt.Chain{Name: "KUBE-SERVICES", Rules: ours}, own) {
 			t.Fatalf("with foreign rules added, edits %v turn %v into %v, want the rules of %v", c.Edits, live, got, next)
 		}
@@ -118,6 +87,44 @@ func TestEditsNameRulesByContent(t *testing.T) {
 	if len(cs.Changes) != 1 || cs.Changes[0].Edits != nil {
 		t.Fatalf("an ordered chain's change must rewrite it: %+v", cs.Changes)
 	}
+}
+
+// lastRule is a must-be-last rule of a dispatch chain.
+func lastRule(i int) ipt.Rule {
+	return ipt.Rule(fmt.Sprintf(`-m comment --comment "L%d; NOTE: this must be the last rule in this chain" -j KUBE-NODEPORTS`, i))
+}
+
+// randomDispatchChain is up to 30 rules, some repeated, then up to two
+// must-be-last rules.
+func randomDispatchChain(r *rand.Rand) []ipt.Rule {
+	var rules []ipt.Rule
+	for j := 0; j < r.IntN(30); j++ {
+		rules = append(rules, ipt.Rule(fmt.Sprintf("-d 10.96.0.%d/32 -j KUBE-SVC-%d", r.IntN(40), r.IntN(3))))
+	}
+	for j := 0; j < r.IntN(3); j++ {
+		rules = append(rules, lastRule(r.IntN(3)))
+	}
+	return rules
+}
+
+// randomlyChanged is old with a few rules deleted, added first, or
+// must-be-last rules appended.
+func randomlyChanged(r *rand.Rand, old []ipt.Rule) []ipt.Rule {
+	next := slices.Clone(old)
+	for k := 0; k < r.IntN(4)+1; k++ {
+		p := r.IntN(len(next) + 1)
+		switch r.IntN(3) {
+		case 0:
+			if p < len(next) {
+				next = slices.Delete(next, p, p+1)
+			}
+		case 1:
+			next = append(next, lastRule(r.IntN(3)))
+		default:
+			next = slices.Insert(next, 0, ipt.Rule(fmt.Sprintf("-d 10.96.1.%d/32 -j KUBE-SVC-%d", r.IntN(40), r.IntN(3))))
+		}
+	}
+	return next
 }
 
 func TestOwnershipAndForeignRules(t *testing.T) {

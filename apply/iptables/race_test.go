@@ -33,6 +33,21 @@ func (e *raceExec) Run(ctx context.Context, stdin []byte, name string, args ...s
 	return e.inner.Run(ctx, stdin, name, args...)
 }
 
+const (
+	foreignDispatch = "-d 192.0.2.99/32 -j RETURN"
+	foreignBuiltin  = "-s 192.0.2.98/32 -j RETURN"
+	foreignService  = "-s 192.0.2.97/32 -j RETURN"
+	staleJump       = "-m comment --comment stale -j KUBE-MARK-MASQ"
+)
+
+// raceStep is one change that an apply makes while losing the race.
+type raceStep struct {
+	name        string
+	snap        string
+	rewritesWeb bool // web's KUBE-SVC chain is rewritten
+	reach       map[netip.AddrPort][]string
+}
+
 // TestForeignWriterBetweenReadAndRestore makes the race deterministic:
 // after an apply has read the kernel and planned, and just before its
 // restore runs, another program inserts a rule first in KUBE-SERVICES (a
@@ -47,12 +62,6 @@ func (e *raceExec) Run(ctx context.Context, stdin []byte, name string, args ...s
 // one added a moment later; the next apply finds it as drift and deletes
 // it, and nothing else, and the one after that has nothing to do.
 func TestForeignWriterBetweenReadAndRestore(t *testing.T) {
-	const (
-		foreignDispatch = "-d 192.0.2.99/32 -j RETURN"
-		foreignBuiltin  = "-s 192.0.2.98/32 -j RETURN"
-		foreignService  = "-s 192.0.2.97/32 -j RETURN"
-		staleJump       = "-m comment --comment stale -j KUBE-MARK-MASQ"
-	)
 	filler := manyServices(40)
 	gone := svc{name: "gone", ip: "10.96.0.40", port: 80, targetPort: 8080, endpoints: []string{"10.244.0.13"}}
 	added := svc{name: "added", ip: "10.96.0.30", port: 80, targetPort: 8080, endpoints: []string{"10.244.1.12"}}
@@ -65,12 +74,7 @@ func TestForeignWriterBetweenReadAndRestore(t *testing.T) {
 	served1 := empty1
 	served1.endpoints = []string{"10.244.0.13"}
 	with := func(s ...svc) string { return snapshot(append(append(s, empty2), filler...)...) }
-	steps := []struct {
-		name        string
-		snap        string
-		rewritesWeb bool // web's KUBE-SVC chain is rewritten
-		reach       map[netip.AddrPort][]string
-	}{
+	steps := []raceStep{
 		{"a port changed, a Service added, an endpoint removed, one gained", with(web("10.244.0.11"), otherOn81, added, gone, served1), true,
 			map[netip.AddrPort][]string{webIP: {"a"}, netip.MustParseAddrPort("10.96.0.20:81"): {"c"}, netip.MustParseAddrPort("10.96.0.30:80"): {"b"}, netip.MustParseAddrPort("10.96.0.51:80"): {"c"}}},
 		{"a Service removed", with(web("10.244.0.11"), otherOn81, added, served1), false,
@@ -84,47 +88,8 @@ func TestForeignWriterBetweenReadAndRestore(t *testing.T) {
 			n.ipt(t, "-t nat -A OUTPUT "+staleJump)
 			n.ipt(t, "-t nat -I PREROUTING 1 "+foreignBuiltin)
 			for _, s := range steps {
-				race := []string{"-t nat -I KUBE-SERVICES 1 " + foreignDispatch, "-t nat -I PREROUTING 1 " + foreignBuiltin}
-				if s.rewritesWeb {
-					race = append(race, "-t nat -I "+serviceChain(t, renderIPv4(t, s.snap), "default/web:p")+" 1 "+foreignService)
-				}
-				plans := n.plan(t, s.snap)
-				n.client.Exec = &raceExec{inner: n.rec, write: func() error {
-					for _, cmd := range race {
-						n.ipt(t, cmd)
-					}
-					return nil
-				}}
-				err := n.client.Apply(context.Background(), plans)
-				n.client.Exec = n.rec
-				if err != nil {
-					t.Fatalf("%s: apply after a foreign write: %v", s.name, err)
-				}
-				t.Logf("%s: the restore that lost the race:\n%s", s.name, n.rec.restores[len(n.rec.restores)-1])
-
-				live := readFresh(t, n)
-				if got := diff.IPTables(renderIPv4(t, s.snap), live, render.IPTablesOwnership()); !onlyForeignRuleLeft(got, "KUBE-SERVICES", foreignDispatch) {
-					var b strings.Builder
-					got.WriteText(&b, "live")
-					t.Fatalf("%s: after the apply, the tool's rules differ from the desired ones by more than %q in KUBE-SERVICES:\n%s", s.name, foreignDispatch, b.String())
-				}
-				for _, f := range filler {
-					if !slices.ContainsFunc(live.Table(ipt.NAT).Chain("KUBE-SERVICES").Rules, func(r ipt.Rule) bool {
-						return strings.HasPrefix(string(r), "-d "+f.ip+"/32 ")
-					}) {
-						t.Fatalf("%s: Service %s lost its ClusterIP rule", s.name, f.name)
-					}
-				}
-				for dst, want := range s.reach {
-					assertReaches(t, n, dst, want...)
-				}
-
-				// The next apply deletes the rule it now sees, and only that.
-				scripts := n.apply(t, s.snap)
-				if _, lines := countScript(scripts); lines != 1 || !strings.Contains(string(scripts[0]), "\n-D KUBE-SERVICES "+foreignDispatch+"\n") {
-					t.Fatalf("%s: the next apply should delete just the foreign rule in KUBE-SERVICES, by content; it sent:\n%s", s.name, scripts)
-				}
-				n.assertNoChanges(t, s.snap)
+				applyLosingRace(t, n, s)
+				checkAfterRace(t, n, s, filler)
 			}
 			prerouting := readFresh(t, n).Table(ipt.NAT).Chain("PREROUTING").Rules
 			if c := countRule(prerouting, foreignBuiltin); c != 1+len(steps) {
@@ -135,6 +100,56 @@ func TestForeignWriterBetweenReadAndRestore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// applyLosingRace plans s, and applies it with the foreign rules written
+// between the plan's read and the restore.
+func applyLosingRace(t *testing.T, n *node, s raceStep) {
+	t.Helper()
+	race := []string{"-t nat -I KUBE-SERVICES 1 " + foreignDispatch, "-t nat -I PREROUTING 1 " + foreignBuiltin}
+	if s.rewritesWeb {
+		race = append(race, "-t nat -I "+serviceChain(t, renderIPv4(t, s.snap), "default/web:p")+" 1 "+foreignService)
+	}
+	plans := n.plan(t, s.snap)
+	n.client.Exec = &raceExec{inner: n.rec, write: func() error {
+		for _, cmd := range race {
+			n.ipt(t, cmd)
+		}
+		return nil
+	}}
+	err := n.client.Apply(context.Background(), plans)
+	n.client.Exec = n.rec
+	if err != nil {
+		t.Fatalf("%s: apply after a foreign write: %v", s.name, err)
+	}
+	t.Logf("%s: the restore that lost the race:\n%s", s.name, n.rec.restores[len(n.rec.restores)-1])
+}
+
+// checkAfterRace checks the node after applyLosingRace, then that the
+// next apply deletes the foreign rule it now sees, and only that.
+func checkAfterRace(t *testing.T, n *node, s raceStep, filler []svc) {
+	t.Helper()
+	live := readFresh(t, n)
+	if got := diff.IPTables(renderIPv4(t, s.snap), live, render.IPTablesOwnership()); !onlyForeignRuleLeft(got, "KUBE-SERVICES", foreignDispatch) {
+		var b strings.Builder
+		got.WriteText(&b, "live")
+		t.Fatalf("%s: after the apply, the tool's rules differ from the desired ones by more than %q in KUBE-SERVICES:\n%s", s.name, foreignDispatch, b.String())
+	}
+	for _, f := range filler {
+		if !slices.ContainsFunc(live.Table(ipt.NAT).Chain("KUBE-SERVICES").Rules, func(r ipt.Rule) bool {
+			return strings.HasPrefix(string(r), "-d "+f.ip+"/32 ")
+		}) {
+			t.Fatalf("%s: Service %s lost its ClusterIP rule", s.name, f.name)
+		}
+	}
+	for dst, want := range s.reach {
+		assertReaches(t, n, dst, want...)
+	}
+	scripts := n.apply(t, s.snap)
+	if _, lines := countScript(scripts); lines != 1 || !strings.Contains(string(scripts[0]), "\n-D KUBE-SERVICES "+foreignDispatch+"\n") {
+		t.Fatalf("%s: the next apply should delete just the foreign rule in KUBE-SERVICES, by content; it sent:\n%s", s.name, scripts)
+	}
+	n.assertNoChanges(t, s.snap)
 }
 
 func countRule(rules []ipt.Rule, r ipt.Rule) int {

@@ -120,6 +120,10 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
+	// --version, as most command-line tools have it: the line that
+	// `version` prints.
+	root.Version = currentVersion().line()
+	root.SetVersionTemplate("{{.Version}}\n")
 	c.addGlobalFlags(root)
 	root.AddCommand(
 		newRenderCommand(c),
@@ -131,7 +135,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)
-	root.SetFlagErrorFunc(namespaceFlagError)
+	root.SetFlagErrorFunc(flagError)
 	addAliases(root)
 	registerCompletions(root)
 	root.SetOut(streams.Out)

@@ -28,23 +28,23 @@ type inputFlags struct {
 }
 
 // newInputFlags returns the input flags: kubectl's connection flags
-// without -n/--namespace, which would do nothing (see namespaceFlagError).
+// without -n/--namespace, which would do nothing (see flagError).
 func newInputFlags() inputFlags {
 	return inputFlags{conn: &connFlags{}}
 }
 
-// namespaceFlagError is every command's flag error handler: it explains
-// that there is no -n/--namespace, and returns other errors unchanged.
-func namespaceFlagError(_ *cobra.Command, err error) error {
+// flagError explains a flag error: -n/--namespace, which kubectl users
+// reach for, and where the usage is.
+func flagError(cmd *cobra.Command, err error) error {
 	var unknown *pflag.NotExistError
-	if !errors.As(err, &unknown) {
-		return err
+	if errors.As(err, &unknown) {
+		name, short := unknown.GetSpecifiedName(), unknown.GetSpecifiedShortnames()
+		if (short == "" && name == "namespace") || (short != "" && strings.HasPrefix(name, "n")) {
+			err = fmt.Errorf("%w: kubectl svcproxy has no -n/--namespace: like kube-proxy, it reads the Services and EndpointSlices of all namespaces", err)
+		}
 	}
-	name, short := unknown.GetSpecifiedName(), unknown.GetSpecifiedShortnames()
-	if (short == "" && name == "namespace") || (short != "" && strings.HasPrefix(name, "n")) {
-		return fmt.Errorf("%w: kubectl svcproxy has no -n/--namespace: like kube-proxy, it reads the Services and EndpointSlices of all namespaces", err)
-	}
-	return err
+	// As kubectl does: every flag error points at the command's help.
+	return fmt.Errorf("%w\nSee '%s --help' for usage.", err, cmd.CommandPath())
 }
 
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {

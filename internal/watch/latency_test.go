@@ -10,19 +10,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 func slice(ns, svc, name string, trigger time.Time) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-		Labels: map[string]string{discoveryv1.LabelServiceName: svc}}}
+		Labels: map[string]string{discoveryv1.LabelServiceName: svc}}, AddressType: discoveryv1.AddressTypeIPv4}
 	if !trigger.IsZero() {
 		s.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: trigger.Format(time.RFC3339Nano)}
 	}
 	return s
 }
 
-// histogram returns the latency histogram's count, sum and the count of
-// its bucket with upper bound le.
+// histogram returns the IPv4 latency histogram's count, sum and the
+// count of its bucket with upper bound le; zeros before its first sample.
 func histogram(t *testing.T, m *metrics, le float64) (count uint64, sum float64, inBucket uint64) {
 	t.Helper()
 	families, err := m.reg.Gather()
@@ -33,7 +36,11 @@ func histogram(t *testing.T, m *metrics, le float64) (count uint64, sum float64,
 		if f.GetName() != metricNetworkProgramming {
 			continue
 		}
-		h := f.GetMetric()[0].GetHistogram()
+		s := f.GetMetric()[0]
+		if len(f.GetMetric()) != 1 || !hasLabels(s, []string{"ip_family", "IPv4"}) {
+			t.Fatalf("%s: %v, want one IPv4 series", metricNetworkProgramming, f.GetMetric())
+		}
+		h := s.GetHistogram()
 		for _, b := range h.GetBucket() {
 			if b.GetUpperBound() == le {
 				inBucket = b.GetCumulativeCount()
@@ -41,14 +48,13 @@ func histogram(t *testing.T, m *metrics, le float64) (count uint64, sum float64,
 		}
 		return h.GetSampleCount(), h.GetSampleSum(), inBucket
 	}
-	t.Fatalf("%s not registered", metricNetworkProgramming)
 	return 0, 0, 0
 }
 
 func TestNetworkProgrammingLatency(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	m := newMetrics()
-	tr := newChangeTracker(m, clock.Now())
+	m := newMetrics("iptables", svcmetrics.Build{})
+	tr := newChangeTracker(m, clock.Now(), []nodetable.Family{nodetable.IPv4})
 	before := clock.Now().Add(-time.Minute)
 	t0 := clock.Now().Add(time.Second)
 	clock.Step(2 * time.Second)
@@ -98,8 +104,8 @@ func TestNetworkProgrammingLatency(t *testing.T) {
 func TestApplyFailureCounters(t *testing.T) {
 	refused := errors.New("iptables-restore: line 3 failed")
 	for _, mode := range []string{"iptables", "ipvs", "nftables"} {
-		m := newMetrics()
-		r := &reconciler{metrics: m, mode: mode, applyFailed: func(err error) bool { return errors.Is(err, refused) }}
+		m := newMetrics(mode, svcmetrics.Build{})
+		r := &reconciler{metrics: m, mode: mode, families: []nodetable.Family{nodetable.IPv4}, applyFailed: func(err error) bool { return errors.Is(err, refused) }}
 		r.countApplyFailure(refused)
 		r.countApplyFailure(errors.New("cannot list the rules"))
 		ipt, nft := gathered(t, m, metricIPTablesRestoreFails), gathered(t, m, metricNFTablesSyncFails)

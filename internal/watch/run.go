@@ -27,12 +27,21 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // SyncFunc renders snap for the node and reconciles the kernel with it,
-// returning what it changed. snap is shared with the informers' cache and
+// returning what it did. snap is shared with the informers' cache and
 // must not be modified.
-type SyncFunc func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)
+type SyncFunc func(ctx context.Context, snap *cluster.Snapshot) (Result, error)
+
+// Result is what a sync did: the changes it wrote, and in each family of
+// the node what kube-proxy's metrics report of a sync.
+type Result struct {
+	Summary  diff.Summary
+	Families []svcmetrics.FamilyStats
+}
 
 // Config configures Run.
 type Config struct {
@@ -58,9 +67,15 @@ type Config struct {
 	// metrics server, as kube-proxy's enableProfiling does.
 	Profiling bool
 	// ProxyMode is what /proxyMode on the metrics server answers, as
-	// kube-proxy's does.
+	// kube-proxy's does, and the mode whose kube-proxy metrics are
+	// registered.
 	ProxyMode string
-	Sync      SyncFunc
+	// Families are the node's IP families: kube-proxy runs a proxier in
+	// each, and labels its metrics with the family.
+	Families []nodetable.Family
+	// Build is what kubernetes_build_info says of the binary.
+	Build svcmetrics.Build
+	Sync  SyncFunc
 	// IsApplyFailure says whether a sync's error is the kernel refusing
 	// the write, for kube-proxy's restore (iptables, ipvs) and sync
 	// (nftables) failure counters; nil counts none.
@@ -102,7 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics()
+	m := newMetrics(cfg.ProxyMode, cfg.Build)
 	client, err := newClient(cfg.RESTConfig, m, log)
 	if err != nil {
 		return err
@@ -130,8 +145,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log, changes: newChangeTracker(m, time.Now()),
-		applyFailed: cfg.IsApplyFailure, mode: cfg.ProxyMode, now: time.Now}
+	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log, changes: newChangeTracker(m, time.Now(), cfg.Families),
+		applyFailed: cfg.IsApplyFailure, mode: cfg.ProxyMode, families: cfg.Families, now: time.Now}
 	l := newLoop(cfg.MinSyncPeriod, cfg.SyncPeriod, r.run)
 	r.kick = l.trigger // before any event can arrive
 	s, err := newSource(client, cfg.NodeName, withCIDRs, warnings, sourceEvents{

@@ -23,7 +23,6 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
@@ -279,7 +278,7 @@ subjects:
 	err = Run(runCtx, Config{
 		RESTConfig: restConfigFor(t, down.WriteKubeconfig(t, "down", "token")), NodeName: "node1", SyncPeriod: time.Second,
 		Health: health,
-		Sync: func(context.Context, *cluster.Snapshot) (s diff.Summary, err error) {
+		Sync: func(context.Context, *cluster.Snapshot) (s Result, err error) {
 			return s, errors.New("never called")
 		},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),

@@ -139,6 +139,9 @@ func (t *changeTracker) putBack(times triggerTimes) {
 // the sync that took them has written the kernel.
 func (t *changeTracker) programmed(times triggerTimes, now time.Time) {
 	for k, ts := range times {
+		if !slices.Contains(t.families, k.family) {
+			continue // no proxier of that family on this node
+		}
 		for _, at := range ts {
 			t.m.proxy.NetworkProgramming.WithLabelValues(string(k.family)).Observe(now.Sub(at).Seconds())
 		}

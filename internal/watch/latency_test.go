@@ -118,3 +118,27 @@ func TestApplyFailureCounters(t *testing.T) {
 		}
 	}
 }
+
+// A slice's latency and queued time go to its own family, as kube-proxy's
+// proxier of that family observes them; a Service change queues a sync in
+// every family of the node, and a family the node lacks gets nothing.
+func TestChangesByFamily(t *testing.T) {
+	m := newMetrics("nftables", svcmetrics.Build{})
+	start := time.Now().Add(-time.Minute)
+	tr := newChangeTracker(m, start, []nodetable.Family{nodetable.IPv6})
+	v6 := slice("ns", "web", "web-v6", start.Add(time.Second))
+	v6.AddressType = discoveryv1.AddressTypeIPv6
+	tr.changed(resEndpointSlices, v6, false)
+	tr.changed(resEndpointSlices, slice("ns", "web", "web-v4", start.Add(time.Second)), false)
+	if got := gathered(t, m, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", "ip_family", "IPv4"); got != 0 {
+		t.Errorf("IPv4 queued on an IPv6 node: %v", got)
+	}
+	if got := gathered(t, m, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", "ip_family", "IPv6"); got == 0 {
+		t.Error("IPv6 slice change: no IPv6 queued time")
+	}
+	tr.programmed(tr.checkout(), time.Now())
+	v4, v6n := gathered(t, m, metricNetworkProgramming, "ip_family", "IPv4"), gathered(t, m, metricNetworkProgramming, "ip_family", "IPv6")
+	if v4 != 0 || v6n != 1 {
+		t.Errorf("latencies: IPv4 %v, IPv6 %v; want 0 and 1, by the slice's family", v4, v6n)
+	}
+}

@@ -46,8 +46,8 @@ func TestRESTClientCountsRequests(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]float64{
-		"rest_client_requests_total code=200 host=" + u.Host + " method=GET":      2,
-		"rest_client_request_duration_seconds host=" + u.Host + " verb=GET":       2,
+		"rest_client_requests_total code=200 host=" + u.Host + " method=GET":     2,
+		"rest_client_request_duration_seconds host=" + u.Host + " verb=GET":      2,
 		"rest_client_response_size_bytes host=" + u.Host + " verb=GET":           2,
 		"rest_client_rate_limiter_duration_seconds host=" + u.Host + " verb=GET": 2,
 	} {

@@ -106,15 +106,20 @@ func TestApplyFailureCounters(t *testing.T) {
 	for _, mode := range []string{"iptables", "ipvs", "nftables"} {
 		m := newMetrics(mode, svcmetrics.Build{})
 		r := &reconciler{metrics: m, mode: mode, families: []nodetable.Family{nodetable.IPv4}, applyFailed: func(err error) bool { return errors.Is(err, refused) }}
-		r.countApplyFailure(refused)
-		r.countApplyFailure(errors.New("cannot list the rules"))
+		r.countApplyFailure(refused, false)
+		r.countApplyFailure(errors.New("cannot list the rules"), false)
+		r.countApplyFailure(refused, true)
 		ipt, nft := gathered(t, m, metricIPTablesRestoreFails), gathered(t, m, metricNFTablesSyncFails)
-		want := [2]float64{1, 0}
-		if mode == "nftables" {
-			want = [2]float64{0, 1}
+		partial := gathered(t, m, "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", "ip_family", "IPv4")
+		want := [3]float64{2, 0, 0}
+		switch mode {
+		case "nftables":
+			want = [3]float64{0, 2, 0}
+		case "iptables":
+			want = [3]float64{2, 0, 1} // the partial sync's failure only
 		}
-		if [2]float64{ipt, nft} != want {
-			t.Errorf("%s: iptables restore failures %v, nftables sync failures %v; want %v", mode, ipt, nft, want)
+		if got := [3]float64{ipt, nft, partial}; got != want {
+			t.Errorf("%s: iptables restore, nftables sync, iptables partial restore failures %v; want %v", mode, got, want)
 		}
 	}
 }

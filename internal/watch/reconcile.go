@@ -84,7 +84,7 @@ func (r *reconciler) run(ctx context.Context) error {
 	r.metrics.proxy.ObserveDuration(r.families, took, trigger != triggerEvent)
 	if err != nil {
 		r.changes.putBack(triggers)
-		r.countApplyFailure(err)
+		r.countApplyFailure(err, trigger != triggerEvent)
 		r.failed = true
 		r.metrics.syncErrors.Inc()
 		r.metrics.syncs.WithLabelValues(trigger, "error").Inc()
@@ -123,15 +123,25 @@ func (r *reconciler) run(ctx context.Context) error {
 // kube-proxy name: nftables' sync failures, or iptables-restore's (the
 // ipvs mode's helper chains included, as in kube-proxy). One apply writes
 // every family and undoes them all on failure, so each family counts it.
-func (r *reconciler) countApplyFailure(err error) {
+// In iptables mode a partial sync's failure (full is false) also counts
+// as kube-proxy's partial restore failure, after which, as in
+// kube-proxy, the retry is a full sync.
+func (r *reconciler) countApplyFailure(err error, full bool) {
 	if r.applyFailed == nil || !r.applyFailed(err) {
 		return
 	}
-	counter := r.metrics.proxy.IPTablesRestoreFailures
-	if r.mode == "nftables" {
-		counter = r.metrics.proxy.NFTablesSyncFailures
-	}
+	p := r.metrics.proxy
 	for _, f := range r.families {
-		counter.WithLabelValues(string(f)).Inc()
+		switch r.mode {
+		case "nftables":
+			p.NFTablesSyncFailures.WithLabelValues(string(f)).Inc()
+		case "iptables":
+			if !full {
+				p.IPTablesPartialRestoreFailures.WithLabelValues(string(f)).Inc()
+			}
+			fallthrough
+		default:
+			p.IPTablesRestoreFailures.WithLabelValues(string(f)).Inc()
+		}
 	}
 }

@@ -77,7 +77,7 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 // on the namespace's loopback, are the only things of its own.
 func (e *env) startWatched(b testing.TB, s *Scenario, snap *cluster.Snapshot, m Mode, name string) *Watched {
 	ns := node(b, s, snap)
-	config, err := e.kubeProxyConfig(b, s, m, ns, false)
+	config, bridge, err := e.kubeProxyConfigVia(b, s, m, ns, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,6 +90,7 @@ func (e *env) startWatched(b testing.TB, s *Scenario, snap *cluster.Snapshot, m 
 	if err != nil {
 		b.Fatal(err)
 	}
+	w.bridge = bridge
 	b.Cleanup(w.Stop)
 	return w
 }

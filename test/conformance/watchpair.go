@@ -34,6 +34,8 @@ type Watched struct {
 	Latencies []float64  // seconds, one per change
 	Syncs     histTotals // the syncs while the changes were made
 	Usage     testcluster.Usage
+	API       APILoad // what it asked of the API server, and received
+	bridge    *testcluster.Bridge
 }
 
 // WatchKubeProxy starts kube-proxy with its configuration file in ns (see

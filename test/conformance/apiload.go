@@ -1,0 +1,83 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// APILoad is what one proxy of a side-by-side run asked of the API server
+// and received, from its start: its requests by HTTP method and status,
+// as its own rest_client_requests_total counts them (kube-proxy's and
+// the tool's have the same name and labels), the bodies of the answers
+// (rest_client_response_size_bytes; a watch's stream is not in it), and
+// every byte the API server sent through its bridge, TLS included.
+type APILoad struct {
+	Requests      map[string]float64 // by "METHOD code"
+	ResponseBytes float64
+	Received      int64
+}
+
+// Total is the number of requests.
+func (l APILoad) Total() float64 {
+	var n float64
+	for _, v := range l.Requests {
+		n += v
+	}
+	return n
+}
+
+func (l APILoad) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(l.Requests)) {
+		parts = append(parts, fmt.Sprintf("%s: %.0f", k, l.Requests[k]))
+	}
+	return fmt.Sprintf("%.0f requests (%s), %.0f bytes of response bodies, %d bytes received",
+		l.Total(), strings.Join(parts, ", "), l.ResponseBytes, l.Received)
+}
+
+// apiLoad reads the proxy's load so far.
+func (w *Watched) apiLoad(ctx context.Context) (APILoad, error) {
+	body, err := w.scrape(ctx)
+	if err != nil {
+		return APILoad{}, err
+	}
+	l, err := ParseAPILoad(body)
+	if w.bridge != nil {
+		l.Received = w.bridge.Received()
+	}
+	return l, err
+}
+
+// ParseAPILoad reads the request counts and response sizes of a /metrics
+// exposition.
+func ParseAPILoad(body []byte) (APILoad, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return APILoad{}, err
+	}
+	l := APILoad{Requests: map[string]float64{}}
+	for _, m := range families["rest_client_requests_total"].GetMetric() {
+		var method, code string
+		for _, lp := range m.GetLabel() {
+			switch lp.GetName() {
+			case "method":
+				method = lp.GetValue()
+			case "code":
+				code = lp.GetValue()
+			}
+		}
+		l.Requests[method+" "+code] += m.GetCounter().GetValue()
+	}
+	for _, m := range families["rest_client_response_size_bytes"].GetMetric() {
+		l.ResponseBytes += m.GetHistogram().GetSampleSum()
+	}
+	return l, nil
+}

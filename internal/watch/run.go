@@ -21,7 +21,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
@@ -141,66 +140,29 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	withCIDRs, warnings, err := waitPreflight(ctx, client, cfg.NodeName, log)
-	if err != nil || ctx.Err() != nil {
-		return err
-	}
 	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log, changes: newChangeTracker(m, time.Now(), cfg.Families),
 		applyFailed: cfg.IsApplyFailure, mode: cfg.ProxyMode, families: cfg.Families, now: time.Now}
 	l := newLoop(cfg.MinSyncPeriod, cfg.SyncPeriod, r.run)
 	r.kick = l.trigger // before any event can arrive
-	s, err := newSource(client, cfg.NodeName, withCIDRs, warnings, sourceEvents{
-		changed: r.changed,
-		watchError: func(resource string, err error) {
-			m.watchErrors.WithLabelValues(resource).Inc()
-			log.Error("Watch failed, retrying", "resource", resource, "err", err)
-		},
-	})
+	st := newStartup(m, log)
+	s, err := newSource(client, cfg.NodeName, sourceEvents{changed: r.changed, watchError: st.watchError})
 	if err != nil {
 		return err
 	}
 	r.src = s
+	st.src.Store(s)
 	informerCtx, cancel := context.WithCancel(ctx)
 	defer s.shutdown()
 	defer cancel()
 	s.start(informerCtx)
 	src.Store(s)
-	if !s.waitSynced(ctx) {
-		return nil // ctx is done
+	if err := st.wait(ctx, s, cfg.NodeName); err != nil || ctx.Err() != nil {
+		return err
 	}
 	log.Info("Caches synced", "minSyncPeriod", cfg.MinSyncPeriod, "syncPeriod", cfg.SyncPeriod)
 	l.trigger()
 	l.loop(ctx)
 	return nil
-}
-
-// waitPreflight runs the preflight until it passes, fails for good, or ctx
-// is done, backing off from 1 s to 30 s while the API server cannot be
-// reached.
-func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName string, log *slog.Logger) (bool, []cluster.Warning, error) {
-	delay := time.Second
-	for {
-		withCIDRs, warnings, err := preflight(ctx, client, nodeName)
-		var perm *PermanentError
-		switch {
-		case err == nil:
-			for _, w := range warnings {
-				log.Warn(w.String())
-			}
-			return withCIDRs, warnings, nil
-		case errors.As(err, &perm):
-			return false, nil, err
-		case ctx.Err() != nil:
-			return false, nil, nil
-		}
-		log.Error("Waiting for the API server", "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
-			return false, nil, nil
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 30*time.Second)
-	}
 }
 
 // startServers starts the metrics and health servers that cfg asks for.

@@ -154,8 +154,12 @@ func Run(ctx context.Context, cfg Config) error {
 	informerCtx, cancel := context.WithCancel(ctx)
 	defer s.shutdown()
 	defer cancel()
-	s.start(informerCtx)
 	src.Store(s)
+	s.startNode(informerCtx)
+	if err := st.until(ctx, s.nodeSynced); err != nil || ctx.Err() != nil {
+		return err
+	}
+	s.start(informerCtx)
 	if err := st.wait(ctx, s, cfg.NodeName); err != nil || ctx.Err() != nil {
 		return err
 	}

@@ -64,13 +64,12 @@ func (st *startup) watchError(resource string, err error) {
 	st.log.Error("Watch failed, retrying", "resource", resource, "err", err)
 }
 
-// wait waits until s's caches are full and this node's Node is among
-// them. It returns a PermanentError for what waiting cannot fix, and nil
-// when ctx is done first (a clean stop) or the caches are full.
-func (st *startup) wait(ctx context.Context, s *source, nodeName string) error {
-	tick := time.NewTicker(100 * time.Millisecond)
+// until waits until cond holds, a permanent error comes, or ctx is done
+// (nil).
+func (st *startup) until(ctx context.Context, cond func() bool) error {
+	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for !s.hasSynced() {
+	for !cond() {
 		select {
 		case <-ctx.Done():
 			return nil
@@ -78,6 +77,16 @@ func (st *startup) wait(ctx context.Context, s *source, nodeName string) error {
 			return err
 		case <-tick.C:
 		}
+	}
+	return nil
+}
+
+// wait waits until s's caches are full and this node's Node is among
+// them. It returns a PermanentError for what waiting cannot fix, and nil
+// when ctx is done first (a clean stop) or the caches are full.
+func (st *startup) wait(ctx context.Context, s *source, nodeName string) error {
+	if err := st.until(ctx, s.hasSynced); err != nil || ctx.Err() != nil {
+		return err
 	}
 	st.done.Store(true)
 	if s.node() == nil {

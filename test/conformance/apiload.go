@@ -22,6 +22,7 @@ type APILoad struct {
 	Requests      map[string]float64 // by "METHOD code"
 	ResponseBytes float64
 	Received      int64
+	Connections   int64 // TCP connections to the API server
 }
 
 // Total is the number of requests.
@@ -38,8 +39,8 @@ func (l APILoad) String() string {
 	for _, k := range slices.Sorted(maps.Keys(l.Requests)) {
 		parts = append(parts, fmt.Sprintf("%s: %.0f", k, l.Requests[k]))
 	}
-	return fmt.Sprintf("%.0f requests (%s), %.0f bytes of response bodies, %d bytes received",
-		l.Total(), strings.Join(parts, ", "), l.ResponseBytes, l.Received)
+	return fmt.Sprintf("%.0f requests (%s), %.0f bytes of response bodies, %d bytes received on %d connections",
+		l.Total(), strings.Join(parts, ", "), l.ResponseBytes, l.Received, l.Connections)
 }
 
 // apiLoad reads the proxy's load so far.
@@ -50,7 +51,7 @@ func (w *Watched) apiLoad(ctx context.Context) (APILoad, error) {
 	}
 	l, err := ParseAPILoad(body)
 	if w.bridge != nil {
-		l.Received = w.bridge.Received()
+		l.Received, l.Connections = w.bridge.Received(), w.bridge.Connections()
 	}
 	return l, err
 }

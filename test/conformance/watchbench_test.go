@@ -61,6 +61,12 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 	if err := p.WaitQuiet(ctx, 2*time.Minute); err != nil {
 		b.Fatal(err)
 	}
+	for _, w := range p {
+		var err error
+		if w.APIStart, err = w.apiLoad(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 	changes := 20
 	if n <= 100 {
 		changes = 10 // keeps CI's single run short

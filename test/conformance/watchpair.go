@@ -35,6 +35,7 @@ type Watched struct {
 	Syncs     histTotals // the syncs while the changes were made
 	Usage     testcluster.Usage
 	API       APILoad // what it asked of the API server, and received
+	APIStart  APILoad // the same, once it had synced and gone quiet
 	bridge    *testcluster.Bridge
 }
 

@@ -40,7 +40,7 @@ func (s *WatchSamples) Report(b *testing.B) {
 		for _, w := range p.runs {
 			reqs += w.API.Total()
 			received += float64(w.API.Received)
-			b.Logf("%s's API server load: %s", w.Name, w.API)
+			b.Logf("%s's API server load: %s; until synced and quiet: %s", w.Name, w.API, w.APIStart)
 			syncs.count += w.Syncs.count
 			syncs.sum += w.Syncs.sum
 			lat = append(lat, w.Latencies...)

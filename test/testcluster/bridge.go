@@ -34,6 +34,8 @@ type Bridge struct {
 	// received counts the bytes kube-apiserver sent through the bridge:
 	// what the client inside received, TLS and HTTP framing included.
 	received atomic.Int64
+	// connections counts the connections the client opened.
+	connections atomic.Int64
 
 	mu     sync.Mutex
 	ln     net.Listener // nil while cut
@@ -126,6 +128,7 @@ func (b *Bridge) accept(ln net.Listener) {
 		if !b.track(in, out) {
 			return
 		}
+		b.connections.Add(1)
 		b.wg.Add(2)
 		go b.pipe(in, countingReader{out, &b.received})
 		go b.pipe(out, in)
@@ -151,6 +154,9 @@ func (b *Bridge) track(conns ...net.Conn) bool {
 // Received is the bytes kube-apiserver has sent to the namespace through
 // the bridge, on every connection so far.
 func (b *Bridge) Received() int64 { return b.received.Load() }
+
+// Connections is the number of connections made through the bridge.
+func (b *Bridge) Connections() int64 { return b.connections.Load() }
 
 // countingReader is a connection whose reads are added to n.
 type countingReader struct {

@@ -82,3 +82,25 @@ func ParseAPILoad(body []byte) (APILoad, error) {
 	}
 	return l, nil
 }
+
+// receivedSlack is what the tool may receive above kube-proxy: the API
+// server sends each watch a bookmark about once a minute, at times of its
+// own, so two processes watching the same objects over the same seconds
+// can differ by a bookmark or two.
+const receivedSlack = 0.02
+
+// CheckAPILoad fails unless the tool (p[1]) asked the API server for at
+// most as much as kube-proxy (p[0]) over the same run: requests,
+// connections, and bytes received (within receivedSlack).
+func (p Pair) CheckAPILoad() error {
+	kp, tool := p[0].API, p[1].API
+	switch {
+	case tool.Total() > kp.Total():
+		return fmt.Errorf("the tool made %.0f requests to the API server, kube-proxy %.0f", tool.Total(), kp.Total())
+	case tool.Connections > kp.Connections:
+		return fmt.Errorf("the tool opened %d connections to the API server, kube-proxy %d", tool.Connections, kp.Connections)
+	case float64(tool.Received) > float64(kp.Received)*(1+receivedSlack):
+		return fmt.Errorf("the tool received %d bytes from the API server, kube-proxy %d", tool.Received, kp.Received)
+	}
+	return nil
+}

@@ -24,7 +24,10 @@ import (
 // p50 and p99 of those samples, the mean duration of its syncs during
 // the changes, the CPU seconds used over the run (with the children it
 // waited for: kube-proxy runs iptables-restore or nft), the peak RSS and
-// the time to the first sync, seen by polling every 250 ms. 100
+// the time to the first sync, seen by polling every 250 ms, and its load
+// on the API server: requests (its rest_client_requests_total) and the
+// bytes received through its bridge. The tool's load must be at most
+// kube-proxy's (CheckAPILoad). 100
 // Services by default; SVCPROXY_BENCH_SIZES=1000,10000 for more.
 func BenchmarkWatchLatency(b *testing.B) {
 	if testing.Short() {
@@ -73,6 +76,9 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 	}
 	if err := p.Measure(ctx, e.cluster.Admin, n, changes); err != nil {
 		b.Fatal(err)
+	}
+	if err := p.CheckAPILoad(); err != nil {
+		b.Errorf("%v\nkube-proxy: %s\ntool: %s", err, p[0].API, p[1].API)
 	}
 	return p
 }

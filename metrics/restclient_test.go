@@ -45,6 +45,7 @@ func TestRESTClientCountsRequests(t *testing.T) {
 			got[key] = m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
 		}
 	}
+	// The labels are component-base's; the buckets are its constants.
 	for key, want := range map[string]float64{
 		"rest_client_requests_total code=200 host=" + u.Host + " method=GET":     2,
 		"rest_client_request_duration_seconds host=" + u.Host + " verb=GET":      2,

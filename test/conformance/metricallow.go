@@ -30,6 +30,15 @@ var metricAllowList = []MetricAllow{
 	stabilityFramework("disabled_metrics_total"),
 	stabilityFramework("hidden_metrics_total"),
 	stabilityFramework("cardinality_enforcement_unexpected_categorizations_total"),
+	// client-go observes these for requests other than watches. kube-proxy
+	// makes one, the Event it posts when it starts; the tool asks the API
+	// server only for its informers' watches, so the families, registered,
+	// have no series. metrics' TestRESTClientCountsRequests checks their
+	// labels on a request.
+	watchOnly("rest_client_request_duration_seconds"),
+	watchOnly("rest_client_rate_limiter_duration_seconds"),
+	watchOnly("rest_client_request_size_bytes"),
+	watchOnly("rest_client_response_size_bytes"),
 	{Name: "kubernetes_feature_enabled", Reason: "one series per feature gate of kube-proxy's binary " +
 		"(all of Kubernetes' gates, with their stage); the tool has no feature gates: it implements " +
 		"v1.37's behaviour with the gates at their defaults"},
@@ -41,4 +50,8 @@ func apiserverLibrary(name string) MetricAllow {
 
 func stabilityFramework(name string) MetricAllow {
 	return MetricAllow{Name: name, Reason: "component-base's metric stability framework's own bookkeeping, which the tool does not have"}
+}
+
+func watchOnly(name string) MetricAllow {
+	return MetricAllow{Name: name, Reason: "no series in the tool: observed only for requests other than watches, and kube-proxy's one such request is the Event it posts at start"}
 }

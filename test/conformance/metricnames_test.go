@@ -81,6 +81,7 @@ func (e *env) compareMetrics(t *testing.T, s *Scenario, snap *cluster.Snapshot, 
 		t.Fatalf("%v\nkube-proxy:\n%s\ntool:\n%s", err, p[0].Tail(20), p[1].Tail(20))
 	}
 	var shapes [2]map[string]MetricShape
+	var bodies [2][]byte
 	for i, w := range p {
 		body, err := w.scrape(ctx)
 		if err != nil {
@@ -89,7 +90,9 @@ func (e *env) compareMetrics(t *testing.T, s *Scenario, snap *cluster.Snapshot, 
 		if shapes[i], err = ParseMetricShapes(body); err != nil {
 			t.Fatalf("%s's /metrics: %v", w.Name, err)
 		}
+		bodies[i] = body
 	}
+	compareValues(t, bodies, "kubeproxy_sync_proxy_rules_no_local_endpoints_total", "kubeproxy_proxy_healthz_total", "kubeproxy_proxy_livez_total")
 	t.Logf("kube-proxy exports %d families:\n%s", len(shapes[0]), listShapes(shapes[0]))
 	if diff := CompareMetricShapes(shapes[0], shapes[1], m, metricAllowList); len(diff) > 0 {
 		t.Errorf("%d of kube-proxy's metric families are missing from the tool's /metrics, or differ:\n%s\nthe tool's:\n%s",
@@ -121,4 +124,25 @@ func listShapes(shapes map[string]MetricShape) string {
 		fmt.Fprintf(&b, "  %s %s\n", name, shapes[name])
 	}
 	return b.String()
+}
+
+// compareValues fails on any series of the named families whose value
+// differs between kube-proxy's and the tool's /metrics: they count the
+// same objects and requests.
+func compareValues(t *testing.T, bodies [2][]byte, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		var vals [2]map[string]float64
+		for i, b := range bodies {
+			var err error
+			if vals[i], err = SeriesValues(b, name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !maps.Equal(vals[0], vals[1]) {
+			t.Errorf("%s: kube-proxy %v, tool %v", name, vals[0], vals[1])
+		} else {
+			t.Logf("%s alike: %v", name, vals[0])
+		}
+	}
 }

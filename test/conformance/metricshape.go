@@ -121,3 +121,24 @@ func allowed(allow []MetricAllow, name string, m Mode) bool {
 	}
 	return false
 }
+
+// SeriesValues returns the value of each series of the counter or gauge
+// family name in a text exposition, by its labels as name=value pairs
+// sorted and joined with commas.
+func SeriesValues(body []byte, name string) (map[string]float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, m := range families[name].GetMetric() {
+		var labels []string
+		for _, l := range m.GetLabel() {
+			labels = append(labels, l.GetName()+"="+l.GetValue())
+		}
+		slices.Sort(labels)
+		out[strings.Join(labels, ",")] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return out, nil
+}

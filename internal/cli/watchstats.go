@@ -27,8 +27,10 @@ func syncStats(d *desired, p kernelPlan, cleanups map[nodetable.Family]*metrics.
 	return out
 }
 
-// rulesPerTable counts the rules of the filter and nat tables: what
-// kube-proxy reports as the rules it owns.
+// rulesPerTable counts the rules of the filter and nat tables in the
+// tool's own chains, as kube-proxy counts the rules of its restore input;
+// the jumps from the built-in chains, which it ensures apart, are not
+// among them.
 func rulesPerTable(rs *ipt.Ruleset) map[string]int {
 	out := map[string]int{string(ipt.Filter): 0, string(ipt.NAT): 0}
 	for _, t := range rs.Tables {
@@ -36,10 +38,22 @@ func rulesPerTable(rs *ipt.Ruleset) map[string]int {
 			continue
 		}
 		for _, c := range t.Chains {
-			out[string(t.Name)] += len(c.Rules)
+			if !builtinChain(c.Name) {
+				out[string(t.Name)] += len(c.Rules)
+			}
 		}
 	}
 	return out
+}
+
+// builtinChain says whether name is one of the kernel's chains of the
+// filter and nat tables.
+func builtinChain(name string) bool {
+	switch name {
+	case "INPUT", "FORWARD", "OUTPUT", "PREROUTING", "POSTROUTING":
+		return true
+	}
+	return false
 }
 
 // writtenPerTable counts the rules the plan writes in family f, per

@@ -31,25 +31,31 @@ type ConntrackRun struct {
 	Deleted int
 }
 
-// NoLocalEndpoints counts, as kube-proxy's iptables and nftables proxiers
-// count them each sync, the ports that have endpoints somewhere but none
-// on this node for a Local policy: internal (internalTrafficPolicy) and
-// external (externalTrafficPolicy). A port with no endpoints at all is
-// counted in neither.
-func NoLocalEndpoints(t *nodetable.ServiceTable) (internal, external int) {
+// NoLocalEndpoints counts, as kube-proxy's proxiers count them each sync,
+// the ports that have endpoints somewhere but none on this node for a
+// Local policy: internal (internalTrafficPolicy) and external
+// (externalTrafficPolicy). A port with no endpoints at all is counted in
+// neither. byService counts Services rather than ports, as kube-proxy's
+// ipvs mode does.
+func NoLocalEndpoints(t *nodetable.ServiceTable, byService bool) (internal, external int) {
+	in, ex := map[nodetable.ServicePortName]bool{}, map[nodetable.ServicePortName]bool{}
 	for i := range t.Ports {
 		sp := &t.Ports[i]
 		if !sp.HasEndpoints || len(sp.LocalEndpoints) > 0 {
 			continue
 		}
+		key := sp.Name
+		if byService {
+			key = nodetable.ServicePortName{Namespace: key.Namespace, Name: key.Name}
+		}
 		if sp.InternalPolicyLocal {
-			internal++
+			in[key] = true
 		}
 		if sp.ExternalPolicyLocal {
-			external++
+			ex[key] = true
 		}
 	}
-	return internal, external
+	return len(in), len(ex)
 }
 
 // ObserveDuration records one sync that took took, full or partial, in

@@ -15,16 +15,23 @@ import (
 // nor one with a local endpoint.
 func TestNoLocalEndpoints(t *testing.T) {
 	local := []nodetable.Endpoint{{}}
+	a, b := nodetable.ServicePortName{Namespace: "ns", Name: "a", Port: "p"}, nodetable.ServicePortName{Namespace: "ns", Name: "b", Port: "p"}
+	a2 := a
+	a2.Port = "q"
 	table := &nodetable.ServiceTable{Ports: []nodetable.ServicePort{
-		{InternalPolicyLocal: true, HasEndpoints: true},
-		{InternalPolicyLocal: true, ExternalPolicyLocal: true, HasEndpoints: true},
-		{ExternalPolicyLocal: true, HasEndpoints: true},
-		{ExternalPolicyLocal: true, HasEndpoints: false},
-		{InternalPolicyLocal: true, ExternalPolicyLocal: true, HasEndpoints: true, LocalEndpoints: local},
-		{HasEndpoints: true},
+		{Name: a, InternalPolicyLocal: true, HasEndpoints: true},
+		{Name: a2, InternalPolicyLocal: true, ExternalPolicyLocal: true, HasEndpoints: true},
+		{Name: b, ExternalPolicyLocal: true, HasEndpoints: true},
+		{Name: b, ExternalPolicyLocal: true, HasEndpoints: false},
+		{Name: b, InternalPolicyLocal: true, ExternalPolicyLocal: true, HasEndpoints: true, LocalEndpoints: local},
+		{Name: b, HasEndpoints: true},
 	}}
-	if in, ex := NoLocalEndpoints(table); in != 2 || ex != 2 {
-		t.Errorf("internal %d, external %d; want 2, 2", in, ex)
+	if in, ex := NoLocalEndpoints(table, false); in != 2 || ex != 2 {
+		t.Errorf("ports: internal %d, external %d; want 2, 2", in, ex)
+	}
+	// ipvs mode: Service a counts once for its two ports.
+	if in, ex := NoLocalEndpoints(table, true); in != 1 || ex != 2 {
+		t.Errorf("Services: internal %d, external %d; want 1, 2", in, ex)
 	}
 }
 

@@ -17,7 +17,7 @@ func syncStats(d *desired, p kernelPlan, cleanups map[nodetable.Family]*metrics.
 	var out []metrics.FamilyStats
 	for i, f := range d.families {
 		s := metrics.FamilyStats{Family: f, Conntrack: cleanups[f]}
-		s.NoLocalInternal, s.NoLocalExternal = metrics.NoLocalEndpoints(d.tables.ForFamily(f))
+		s.NoLocalInternal, s.NoLocalExternal = metrics.NoLocalEndpoints(d.tables.ForFamily(f), d.mode == ModeIPVS)
 		if d.mode == ModeIPTables && i < len(d.iptables) {
 			s.IPTablesRules = rulesPerTable(d.iptables[i])
 			s.IPTablesWritten = writtenPerTable(p, f)

@@ -66,14 +66,21 @@ func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSet
 // renderSnapshot renders snap with settings s into a new desired state.
 func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
 	st := c.reporter().Start()
-	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg}
+	tables, err := c.tables(snap, s.cluster)
+	if err != nil {
+		return nil, err
+	}
+	d := c.renderTables(s, tables)
+	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
+	return d, nil
+}
+
+// renderTables renders built tables with settings s.
+func (c *common) renderTables(s *renderSettings, tables *nodetable.Tables) *desired {
+	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg, tables: tables}
 	if s.onNode && len(d.cfg.HostAddresses) == 0 {
 		// Read at every render: in watch mode addresses come and go.
 		d.cfg.HostAddresses = hostAddresses()
-	}
-	var err error
-	if d.tables, err = c.tables(snap, s.cluster); err != nil {
-		return nil, err
 	}
 	for _, f := range d.families {
 		table := d.tables.ForFamily(f)
@@ -88,8 +95,7 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, s.userspace))
 		}
 	}
-	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
-	return d, nil
+	return d
 }
 
 // renderNFTables renders one family's nftables table, with that family's

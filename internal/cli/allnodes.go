@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/review"
+)
+
+// textNodeNames bounds the node names a group's header lists in the text
+// and markdown forms; the data forms list them all.
+const textNodeNames = 20
+
+// nodePlan is one node's plan --against, as --all-nodes keeps it for the
+// group it starts.
+type nodePlan struct {
+	plan kernelPlan
+	// joins: the node is not in OLD, and was planned against nothing.
+	joins bool
+	// services, for -o markdown, are the Services the plan changes.
+	services []review.ServiceChange
+}
+
+// nodeNames lists the Nodes of newSnap and oldSnap, sorted: those in
+// newSnap (planned), and those only in oldSnap (which the change removes,
+// and which have no desired state to plan).
+func nodeNames(newSnap, oldSnap *cluster.Snapshot) (planned, removed []string) {
+	in := map[string]bool{}
+	for _, n := range newSnap.Nodes {
+		in[n.Name] = true
+		planned = append(planned, n.Name)
+	}
+	for _, n := range oldSnap.Nodes {
+		if !in[n.Name] {
+			removed = append(removed, n.Name)
+		}
+	}
+	slices.Sort(planned)
+	slices.Sort(removed)
+	return slices.Compact(planned), slices.Compact(removed)
+}
+
+// runAllNodes is plan --against --all-nodes.
+func (o *PlanOptions) runAllNodes(newSnap, oldSnap *cluster.Snapshot) error {
+	nodes, removed := nodeNames(newSnap, oldSnap)
+	if len(nodes) == 0 {
+		return fmt.Errorf("--all-nodes: %s lists no Node: give --node-name instead", o.inputName())
+	}
+	if len(removed) > 0 {
+		o.warnf("%s only in %s, which the change removes: not planned", review.NodeList(removed, textNodeNames), o.againstName())
+	}
+	st := o.reporter().Start()
+	groups, err := o.planAllNodes(newSnap, oldSnap, nodes)
+	if err != nil {
+		return err
+	}
+	st.Done("planned %d nodes: %d groups", len(nodes), len(groups))
+	out, flush := o.colored(o.output, diffClass)
+	if err := o.writeGroups(out, groups, len(nodes)); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if !g.Plan.plan.empty() {
+			return ErrChanges
+		}
+	}
+	return nil
+}
+
+// planAllNodes plans every node and groups them. Each side keeps its own
+// cluster.Builder, so a Service is parsed once per side, not once per
+// node.
+func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []string) ([]review.Group[*nodePlan], error) {
+	s := o.proxy.settings
+	excluded, err := o.kernel.excludeCIDRs("--ipvs-exclude-cidrs")
+	if err != nil {
+		return nil, err
+	}
+	sides := [2]renderCache{newRenderCache(), newRenderCache()}
+	var g review.Grouper[*nodePlan]
+	for _, node := range nodes {
+		s.cluster.NodeName = node
+		var want, live *desired
+		if err := o.withCache(&sides[0], func() (err error) { want, err = o.renderSnapshot(&s, newSnap); return err }); err != nil {
+			return nil, err
+		}
+		if err := o.withCache(&sides[1], func() (err error) { live, err = o.renderAgainst(&s, oldSnap); return err }); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.againstName(), err)
+		}
+		p, err := diffDesired(want, live, o.againstName(), excluded)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", node, err)
+		}
+		text, err := planText(p)
+		if err != nil {
+			return nil, err
+		}
+		np := &nodePlan{plan: p, joins: live == nil}
+		if g.Add(node, text, np) && o.output == "markdown" {
+			np.services = o.serviceChanges(want, live)
+		}
+	}
+	return g.Groups(), nil
+}
+
+// renderCache is what renders keep between nodes of one snapshot.
+type renderCache struct {
+	builder *cluster.Builder
+	nft     map[nodetable.Family]*render.NFTablesRenderer
+	ipt     map[nodetable.Family]*render.IPTablesRenderer
+}
+
+func newRenderCache() renderCache {
+	return renderCache{builder: &cluster.Builder{},
+		nft: map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}},
+		ipt: map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}}
+}
+
+// withCache runs fn with rc as the command's builder and renderers.
+func (o *PlanOptions) withCache(rc *renderCache, fn func() error) error {
+	o.builder, o.nftRenderers, o.iptRenderers = rc.builder, rc.nft, rc.ipt
+	defer func() { o.builder, o.nftRenderers, o.iptRenderers = nil, nil, nil }()
+	return fn()
+}
+
+// nodePlansReport is the data form of --all-nodes: kind NodePlans.
+type nodePlansReport struct {
+	typeMeta
+	Mode    Mode            `json:"mode"`
+	Against string          `json:"against"`
+	Groups  []nodePlanGroup `json:"groups"`
+}
+
+type nodePlanGroup struct {
+	Nodes   []string     `json:"nodes"`
+	Summary diff.Summary `json:"summary"`
+	Sets    any          `json:"changeSets"`
+}
+
+// writeGroups prints the groups in the format of --output.
+func (o *PlanOptions) writeGroups(w io.Writer, groups []review.Group[*nodePlan], nodes int) error {
+	mode := o.proxy.settings.mode
+	switch o.output {
+	case "text":
+	case "markdown":
+		var sections []review.Section
+		for _, g := range groups {
+			p := g.Plan.plan
+			sections = append(sections, review.Section{Title: review.NodeList(g.Nodes, textNodeNames), Summary: p.summary(),
+				Empty: p.empty(), Services: g.Plan.services, Diff: g.Text})
+		}
+		head := planHead{mode: mode, against: o.againstName()}
+		return review.Markdown(w, o.markdownHeading(head)+fmt.Sprintf(", %d nodes in %d groups", nodes, len(groups)), sections, markdownLines)
+	default:
+		r := nodePlansReport{typeMeta: newTypeMeta(kindNodePlans), Mode: mode, Against: o.againstName()}
+		for _, g := range groups {
+			r.Groups = append(r.Groups, nodePlanGroup{Nodes: g.Nodes, Summary: g.Plan.plan.summary(), Sets: g.Plan.plan.data()})
+		}
+		return writeData(w, o.output, &r)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(w, "=== %s\n", review.NodeList(g.Nodes, textNodeNames))
+		if g.Plan.plan.empty() {
+			fmt.Fprintf(w, "No changes.\n")
+			continue
+		}
+		fmt.Fprintf(w, "%sPlan: %s\n", g.Text, g.Plan.plan.summary())
+	}
+	_, err := fmt.Fprintf(w, "%d nodes in %d groups.\n", nodes, len(groups))
+	return err
+}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/review"
 )
 
@@ -73,62 +71,6 @@ func (o *PlanOptions) runAllNodes(newSnap, oldSnap *cluster.Snapshot) error {
 		}
 	}
 	return nil
-}
-
-// planAllNodes plans every node and groups them. Each side keeps its own
-// cluster.Builder, so a Service is parsed once per side, not once per
-// node.
-func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []string) ([]review.Group[*nodePlan], error) {
-	s := o.proxy.settings
-	excluded, err := o.kernel.excludeCIDRs("--ipvs-exclude-cidrs")
-	if err != nil {
-		return nil, err
-	}
-	sides := [2]renderCache{newRenderCache(), newRenderCache()}
-	var g review.Grouper[*nodePlan]
-	for _, node := range nodes {
-		s.cluster.NodeName = node
-		var want, live *desired
-		if err := o.withCache(&sides[0], func() (err error) { want, err = o.renderSnapshot(&s, newSnap); return err }); err != nil {
-			return nil, err
-		}
-		if err := o.withCache(&sides[1], func() (err error) { live, err = o.renderAgainst(&s, oldSnap); return err }); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.againstName(), err)
-		}
-		p, err := diffDesired(want, live, o.againstName(), excluded)
-		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", node, err)
-		}
-		text, err := planText(p)
-		if err != nil {
-			return nil, err
-		}
-		np := &nodePlan{plan: p, joins: live == nil}
-		if g.Add(node, text, np) && o.output == "markdown" {
-			np.services = o.serviceChanges(want, live)
-		}
-	}
-	return g.Groups(), nil
-}
-
-// renderCache is what renders keep between nodes of one snapshot.
-type renderCache struct {
-	builder *cluster.Builder
-	nft     map[nodetable.Family]*render.NFTablesRenderer
-	ipt     map[nodetable.Family]*render.IPTablesRenderer
-}
-
-func newRenderCache() renderCache {
-	return renderCache{builder: &cluster.Builder{},
-		nft: map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}},
-		ipt: map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}}
-}
-
-// withCache runs fn with rc as the command's builder and renderers.
-func (o *PlanOptions) withCache(rc *renderCache, fn func() error) error {
-	o.builder, o.nftRenderers, o.iptRenderers = rc.builder, rc.nft, rc.ipt
-	defer func() { o.builder, o.nftRenderers, o.iptRenderers = nil, nil, nil }()
-	return fn()
 }
 
 // nodePlansReport is the data form of --all-nodes: kind NodePlans.

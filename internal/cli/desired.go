@@ -77,6 +77,12 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 
 // renderTables renders built tables with settings s.
 func (c *common) renderTables(s *renderSettings, tables *nodetable.Tables) *desired {
+	return renderTablesWith(s, tables, c.iptRenderers, c.nftRenderers)
+}
+
+// renderTablesWith renders built tables with settings s, and with the
+// renderers given for a family (nil: none, each render anew).
+func renderTablesWith(s *renderSettings, tables *nodetable.Tables, iptR map[nodetable.Family]*render.IPTablesRenderer, nftR map[nodetable.Family]*render.NFTablesRenderer) *desired {
 	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg, tables: tables}
 	if s.onNode && len(d.cfg.HostAddresses) == 0 {
 		// Read at every render: in watch mode addresses come and go.
@@ -86,9 +92,9 @@ func (c *common) renderTables(s *renderSettings, tables *nodetable.Tables) *desi
 		table := d.tables.ForFamily(f)
 		switch d.mode {
 		case ModeIPTables:
-			d.iptables = append(d.iptables, c.renderIPTables(table, d.cfg))
+			d.iptables = append(d.iptables, renderIPTables(iptR[f], table, d.cfg))
 		case ModeNFTables:
-			d.nftables = append(d.nftables, c.renderNFTables(table, d.cfg))
+			d.nftables = append(d.nftables, renderNFTables(nftR[f], table, d.cfg))
 		case ModeIPVS:
 			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
 		case ModeUserspace:
@@ -99,18 +105,18 @@ func (c *common) renderTables(s *renderSettings, tables *nodetable.Tables) *desi
 }
 
 // renderNFTables renders one family's nftables table, with that family's
-// renderer when the command keeps them (watch mode).
-func (c *common) renderNFTables(t *nodetable.ServiceTable, cfg render.Config) *nft.Ruleset {
-	if r := c.nftRenderers[t.Family]; r != nil {
+// renderer r when the command keeps them (watch mode, --all-nodes).
+func renderNFTables(r *render.NFTablesRenderer, t *nodetable.ServiceTable, cfg render.Config) *nft.Ruleset {
+	if r != nil {
 		return r.Render(t, cfg)
 	}
 	return render.NFTables(t, cfg)
 }
 
 // renderIPTables renders one family's iptables tables, with that family's
-// renderer when the command keeps them (watch mode).
-func (c *common) renderIPTables(t *nodetable.ServiceTable, cfg render.Config) *ipt.Ruleset {
-	if r := c.iptRenderers[t.Family]; r != nil {
+// renderer r when the command keeps them (watch mode, --all-nodes).
+func renderIPTables(r *render.IPTablesRenderer, t *nodetable.ServiceTable, cfg render.Config) *ipt.Ruleset {
+	if r != nil {
 		return r.Render(t, cfg)
 	}
 	return render.IPTables(t, cfg)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -25,7 +26,9 @@ type PlanOptions struct {
 	// allNodes is --all-nodes: with against, one plan per node of the
 	// snapshots, nodes with the same plan grouped (allnodes.go).
 	allNodes bool
-	flags    *pflag.FlagSet
+	// warnMu orders the warnings of --all-nodes' planners.
+	warnMu sync.Mutex
+	flags  *pflag.FlagSet
 }
 
 func newPlanCommand(c *common) *cobra.Command {

@@ -13,8 +13,14 @@ import (
 // runOn runs the CLI as run does, as if on the system goos.
 func runOn(t *testing.T, goos string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runOnWithStdin(t, goos, "", args...)
+}
+
+// runOnWithStdin is runOn with stdin as the standard input.
+func runOnWithStdin(t *testing.T, goos, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	c := &common{streams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, goos: goos}
+	c := &common{streams: genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, goos: goos}
 	cmd := newRootCommand(c)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())

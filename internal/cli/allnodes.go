@@ -100,7 +100,7 @@ func (o *PlanOptions) writeGroups(w io.Writer, groups []review.Group[*nodePlan],
 				Empty: p.empty(), Services: g.Plan.services, Diff: g.Text})
 		}
 		head := planHead{mode: mode, against: o.againstName()}
-		return review.Markdown(w, o.markdownHeading(head)+fmt.Sprintf(", %d nodes in %d groups", nodes, len(groups)), sections, markdownLines)
+		return review.Markdown(w, o.markdownHeading(head)+", "+nodesInGroups(nodes, len(groups)), sections, markdownLines)
 	default:
 		r := nodePlansReport{typeMeta: newTypeMeta(kindNodePlans), Mode: mode, Against: o.againstName()}
 		for _, g := range groups {
@@ -116,6 +116,18 @@ func (o *PlanOptions) writeGroups(w io.Writer, groups []review.Group[*nodePlan],
 		}
 		fmt.Fprintf(w, "%sPlan: %s\n", g.Text, g.Plan.plan.summary())
 	}
-	_, err := fmt.Fprintf(w, "%d nodes in %d groups.\n", nodes, len(groups))
+	_, err := fmt.Fprintf(w, "%s.\n", nodesInGroups(nodes, len(groups)))
 	return err
+}
+
+// nodesInGroups says "1,000 nodes in 3 groups", in the singular where it
+// is one.
+func nodesInGroups(nodes, groups int) string {
+	plural := func(n int, word string) string {
+		if n == 1 {
+			return "1 " + word
+		}
+		return fmt.Sprintf("%d %ss", n, word)
+	}
+	return plural(nodes, "node") + " in " + plural(groups, "group")
 }

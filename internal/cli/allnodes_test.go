@@ -74,7 +74,7 @@ func TestAllNodesText(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, stderr, out)
 	}
 	out, stderr, code = run(t, "", "plan", "-f", oldPath, "--against", oldPath, "--all-nodes", "--family=ipv4")
-	if code != ExitOK || out != "=== nodes node0000, node0001, node0002, node0003 (4)\nNo changes.\n4 nodes in 1 groups.\n" {
+	if code != ExitOK || out != "=== nodes node0000, node0001, node0002, node0003 (4)\nNo changes.\n4 nodes in 1 group.\n" {
 		t.Errorf("same files: exit %d, stderr %q, out:\n%s", code, stderr, out)
 	}
 }

@@ -34,7 +34,7 @@ func (c *common) renderAgainst(s *renderSettings, snap *cluster.Snapshot) (*desi
 // diffDesired diffs want against live (nil: a node that has nothing yet)
 // in want's mode, with that mode's ownership, as plan diffs a kernel.
 // liveName names where live came from, for the diff's header.
-func diffDesired(want, live *desired, liveName string, excluded []netip.Prefix) (kernelPlan, error) {
+func diffDesired(want, live *desired, liveName string, excluded []netip.Prefix, checked *checkedChains) (kernelPlan, error) {
 	switch want.mode {
 	case ModeIPTables, ModeUserspace:
 		own := render.IPTablesOwnership()
@@ -47,7 +47,7 @@ func diffDesired(want, live *desired, liveName string, excluded []netip.Prefix) 
 			if live != nil {
 				l = iptablesOf(live, i)
 			}
-			if err := w.Validate(); err != nil {
+			if err := checked.validate(w); err != nil {
 				return nil, fmt.Errorf("refusing the rendered rules: %w", err)
 			}
 			sets = append(sets, diff.IPTables(w, l, own))
@@ -74,6 +74,37 @@ func diffDesired(want, live *desired, liveName string, excluded []netip.Prefix) 
 		sets = append(sets, diff.IPVS(w, l, own, diff.IPVSOptions{DeviceExists: live != nil}))
 	}
 	return newChangeSetPlan(liveName, sets, func(cs *diff.IPVSChangeSet) nodetable.Family { return cs.Family }), nil
+}
+
+// checkedChains remembers the chains already validated, for --all-nodes,
+// whose renders share most chains (read-only) with the node before. A nil
+// *checkedChains remembers nothing.
+type checkedChains struct {
+	ok map[*ipt.Chain]bool
+}
+
+// validate checks rs as ipt.Ruleset.Validate does, skipping the chains
+// checked before.
+func (c *checkedChains) validate(rs *ipt.Ruleset) error {
+	if c == nil {
+		return rs.Validate()
+	}
+	if c.ok == nil {
+		c.ok = map[*ipt.Chain]bool{}
+	}
+	for _, t := range rs.Tables {
+		for _, ch := range t.Chains {
+			if c.ok[ch] {
+				continue
+			}
+			one := &ipt.Ruleset{Family: rs.Family, Tables: []*ipt.Table{{Name: t.Name, Chains: []*ipt.Chain{ch}}}}
+			if err := one.Validate(); err != nil {
+				return err
+			}
+			c.ok[ch] = true
+		}
+	}
+	return nil
 }
 
 // iptablesOf is the i-th family's iptables rules of d: the ruleset of

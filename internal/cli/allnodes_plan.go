@@ -25,9 +25,12 @@ import (
 //     Services and EndpointSlices the change leaves alone are handed over
 //     from OLD's build, and a Service is parsed once per snapshot, not once
 //     per node;
-//   - the renderers keep each port's rules from OLD's render, so NEW's
-//     renders only what changed, and the diff then compares rules that are
-//     mostly the very same strings;
+//   - the renderers keep each port's rules from the render before, and a
+//     port equal to one seen before (portInterner) is handed to them as
+//     that very value: NEW's render writes only what the change changed,
+//     the next node's only the ports it sees differently (in iptables
+//     mode, whose memo does not key on the node; render.IPTablesRenderer),
+//     and the diff then compares rules that are mostly the same strings;
 //   - the nodes are split between the CPUs, each with its own Builder.
 // docs/CI-REVIEW.md has the figures.
 
@@ -38,11 +41,13 @@ type nodePlanner struct {
 	builder  cluster.Builder
 	ipt      map[nodetable.Family]*render.IPTablesRenderer
 	nft      map[nodetable.Family]*render.NFTablesRenderer
+	ports    *portInterner
+	checked  checkedChains
 	excluded []netip.Prefix
 }
 
 func newNodePlanner(o *PlanOptions, excluded []netip.Prefix) *nodePlanner {
-	return &nodePlanner{o: o, s: o.proxy.settings, excluded: excluded,
+	return &nodePlanner{o: o, s: o.proxy.settings, excluded: excluded, ports: newPortInterner(),
 		ipt: map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}},
 		nft: map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}}
 }
@@ -61,6 +66,7 @@ func (p *nodePlanner) render(snap *cluster.Snapshot) (*desired, error) {
 	for _, w := range warnings {
 		p.o.warnOnceLocked(fmt.Sprint(w))
 	}
+	p.ports.intern(tables)
 	return renderTablesWith(&p.s, tables, p.ipt, p.nft), nil
 }
 
@@ -83,7 +89,7 @@ func (p *nodePlanner) plan(node string, newSnap, oldSnap *cluster.Snapshot) (wan
 	if want == nil {
 		return nil, nil, nil, fmt.Errorf("node %s not found in %s", node, p.o.inputName())
 	}
-	plan, err = diffDesired(want, live, p.o.againstName(), p.excluded)
+	plan, err = diffDesired(want, live, p.o.againstName(), p.excluded, &p.checked)
 	return want, live, plan, err
 }
 

@@ -106,7 +106,7 @@ func (o *PlanOptions) planNode(s *renderSettings, newSnap, oldSnap *cluster.Snap
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, err = diffDesired(want, live, o.againstName(), excluded)
+	p, err = diffDesired(want, live, o.againstName(), excluded, nil)
 	return want, live, p, err
 }
 
@@ -127,7 +127,7 @@ func (o *PlanOptions) serviceChanges(want, live *desired) []review.ServiceChange
 		}
 		w := o.renderTables(&s, only(want.tables))
 		l := o.renderTables(&s, only(liveTables))
-		if p, err := diffDesired(w, l, "", excluded); err == nil {
+		if p, err := diffDesired(w, l, "", excluded, nil); err == nil {
 			changes[i].Summary = p.summary()
 		}
 	}

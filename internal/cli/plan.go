@@ -37,7 +37,7 @@ func newPlanCommand(c *common) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "plan",
 		Aliases: []string{"diff"},
-		Short:   "Show what apply would change in this node's kernel, or between two snapshots",
+		Short:   "Show what apply would change in this node's kernel, or between two snapshots (also: diff)",
 		Long: `Render the desired rules, read the live rules from this node's kernel, and
 print the difference as a unified diff in the mode's native syntax. Only the
 rules the tool owns are compared; everything else is left out.

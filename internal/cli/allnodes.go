@@ -58,6 +58,9 @@ func (o *PlanOptions) runAllNodes(newSnap, oldSnap *cluster.Snapshot) error {
 		return err
 	}
 	st.Done("planned %d nodes: %d groups", len(nodes), len(groups))
+	if joins := joiningNodes(groups); len(joins) > 0 {
+		o.warnf("%s not in %s: planned against an empty ruleset, as nodes that join", review.NodeList(joins, textNodeNames), o.againstName())
+	}
 	out, flush := o.colored(o.output, diffClass)
 	if err := o.writeGroups(out, groups, len(nodes)); err != nil {
 		return err
@@ -71,6 +74,20 @@ func (o *PlanOptions) runAllNodes(newSnap, oldSnap *cluster.Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// joiningNodes are the nodes planned against nothing, sorted: a group's
+// nodes all are or all are not, since an empty live side shows in the
+// plan's text (kube-proxy's fixed chains are created).
+func joiningNodes(groups []review.Group[*nodePlan]) []string {
+	var out []string
+	for _, g := range groups {
+		if g.Plan.joins {
+			out = append(out, g.Nodes...)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // nodePlansReport is the data form of --all-nodes: kind NodePlans.

@@ -129,3 +129,19 @@ func TestPlanAgainstRunsElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// A node that only NEW has is planned against nothing, and named; one that
+// only OLD has is named and not planned.
+func TestAllNodesJoinAndLeave(t *testing.T) {
+	old, err := os.ReadFile("../../testdata/golden/review/example-old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.ReplaceAll(string(old), "node1", "node9")
+	out, stderr, code := run(t, renamed, "plan", "--example", "--against", "-", "--all-nodes", "--family=ipv4")
+	if code != ExitChanges || !strings.Contains(out, "=== node node1\n") || !strings.Contains(out, "+:KUBE-SERVICES - [0:0]") ||
+		!strings.Contains(stderr, "warning: node node1 not in <stdin>: planned against an empty ruleset") ||
+		!strings.Contains(stderr, "warning: node node9 only in <stdin>, which the change removes: not planned") {
+		t.Errorf("exit %d, stderr %q, out:\n%s", code, stderr, out)
+	}
+}

@@ -86,6 +86,12 @@ func fleetSlice(i, nodes int, extra bool) discoveryv1.EndpointSlice {
 
 // writeFleet writes the old and new snapshots of the benchmarks' cluster.
 func writeFleet(tb testing.TB, nodes, services int) (newPath, oldPath string) {
+	return writeFleetWith(tb, nodes, services, nil)
+}
+
+// writeFleetWith is writeFleet with vary applied to each snapshot (change
+// says which) before it is written.
+func writeFleetWith(tb testing.TB, nodes, services int, vary func(s *cluster.Snapshot, change bool)) (newPath, oldPath string) {
 	dir := tb.TempDir()
 	for _, f := range []struct {
 		path   string
@@ -95,7 +101,11 @@ func writeFleet(tb testing.TB, nodes, services int) (newPath, oldPath string) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := fleetSnapshot(nodes, services, f.change).WriteYAML(file); err != nil {
+		snap := fleetSnapshot(nodes, services, f.change)
+		if vary != nil {
+			vary(snap, f.change)
+		}
+		if err := snap.WriteYAML(file); err != nil {
 			tb.Fatal(err)
 		}
 		if err := file.Close(); err != nil {

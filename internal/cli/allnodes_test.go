@@ -6,6 +6,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 )
 
 // --all-nodes gives every node exactly the plan that plan --against
@@ -15,9 +20,15 @@ import (
 // go by content.
 func TestAllNodesEqualsEachNodeAlone(t *testing.T) {
 	const nodes = 9
-	newPath, oldPath := writeFleet(t, nodes, 12)
+	newPath, oldPath := writeFleetWith(t, nodes, 12, varyFleet)
+	runs := [][]string{{"--detect-local-mode=NodeCIDR"}}
 	for _, mode := range kernelModes {
-		out, stderr, code := run(t, "", "plan", "-f", newPath, "--against", oldPath, "--all-nodes", "--mode="+string(mode), "-o", "json")
+		runs = append(runs, []string{"--mode=" + string(mode)})
+	}
+	for _, flags := range runs {
+		mode := strings.Join(flags, " ")
+		args := append([]string{"plan", "-f", newPath, "--against", oldPath, "-o", "json"}, flags...)
+		out, stderr, code := run(t, "", append(args, "--all-nodes")...)
 		if code != ExitChanges {
 			t.Fatalf("%s: --all-nodes: exit %d: %s", mode, code, stderr)
 		}
@@ -35,7 +46,7 @@ func TestAllNodesEqualsEachNodeAlone(t *testing.T) {
 		for _, g := range all.Groups {
 			for _, node := range g.Nodes {
 				seen++
-				one, stderr, code := run(t, "", "plan", "-f", newPath, "--against", oldPath, "--node-name="+node, "--mode="+string(mode), "-o", "json")
+				one, stderr, code := run(t, "", append(args, "--node-name="+node)...)
 				if code == ExitError {
 					t.Fatalf("%s, node %s: %s", mode, node, stderr)
 				}
@@ -52,6 +63,39 @@ func TestAllNodesEqualsEachNodeAlone(t *testing.T) {
 		}
 		if seen != nodes || len(all.Groups) < 2 {
 			t.Errorf("%s: %d nodes in %d groups, want %d nodes in 2 or more", mode, seen, len(all.Groups), nodes)
+		}
+	}
+}
+
+// varyFleet gives the fleet what makes nodes see Services differently
+// besides local endpoints: pod ranges (for NodeCIDR mode), load balancers
+// whose source ranges hold some nodes' addresses and not others' (one
+// range changes), and topology hints by zone.
+func varyFleet(s *cluster.Snapshot, change bool) {
+	for i := range s.Nodes {
+		cidr := fmt.Sprintf("10.200.%d.0/24", i)
+		s.Nodes[i].Spec.PodCIDR, s.Nodes[i].Spec.PodCIDRs = cidr, []string{cidr}
+	}
+	for i := range s.Services {
+		svc := &s.Services[i]
+		if i%3 == 1 {
+			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+			svc.Spec.Ports[0].NodePort = int32(31000 + i)
+			svc.Spec.LoadBalancerSourceRanges = []string{"192.168.0.0/30"}
+			if change && i == 1 {
+				svc.Spec.LoadBalancerSourceRanges = []string{"192.168.0.4/30"}
+			}
+			svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: fmt.Sprintf("198.51.100.%d", i)}}
+		}
+	}
+	for i := range s.EndpointSlices {
+		if i%5 != 2 {
+			continue
+		}
+		for j := range s.EndpointSlices[i].Endpoints {
+			zone := fmt.Sprintf("zone-%d", j%3)
+			s.EndpointSlices[i].Endpoints[j].Zone = &zone
+			s.EndpointSlices[i].Endpoints[j].Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zone}}}
 		}
 	}
 }

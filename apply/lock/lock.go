@@ -34,6 +34,13 @@ type Lock struct{ f *os.File }
 // user's and not writable by others (and the directories above pass
 // statefile's test), created with mode 0600 in a directory created with
 // 0700. Otherwise Acquire fails, naming the path and the reason.
+//
+// Unlike the caches beside it in the state directory, the lock is not
+// optional: it is what keeps two runs from interleaving their writes, so
+// a lock file that cannot be opened or created (a read-only filesystem,
+// a full one, no permission) fails Acquire and stops the command, where a
+// cache that cannot be written is only a warning. Once the lock is held,
+// a failure to record the PID in it is ignored: it only names the holder.
 func Acquire(path string, wait time.Duration) (*Lock, error) {
 	f, err := open(path)
 	if err != nil {

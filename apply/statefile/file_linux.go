@@ -109,7 +109,12 @@ func (d *Dir) writeFile(name string, parts ...[]byte) error {
 	}
 	if err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return fmt.Errorf("write %s: %w", filepath.Join(d.path, name), err)
+		// The file's own name, not the temporary one's, as createTemp.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &os.PathError{Op: "write", Path: filepath.Join(d.path, name), Err: err}
 	}
 	return nil
 }
@@ -145,7 +150,9 @@ func (d *Dir) createTemp(name string) (string, *os.File, error) {
 			continue
 		}
 		if err != nil {
-			return "", nil, &os.PathError{Op: "create", Path: filepath.Join(d.path, tmp), Err: err}
+			// Named by the file it is for: the temporary name means
+			// nothing to the reader (EROFS, ENOSPC, EACCES).
+			return "", nil, &os.PathError{Op: "write", Path: filepath.Join(d.path, name), Err: err}
 		}
 		return tmp, os.NewFile(uintptr(fd), filepath.Join(d.path, tmp)), nil
 	}

@@ -146,6 +146,18 @@ func (c *common) warnOnce(msg string) {
 	}
 }
 
+// warnCache reports, once per run, a state cache that could not be
+// written or opened: the run goes on, since the cache only spares the
+// next run a read of the kernel (kernelFlags.cacheDir).
+func (c *common) warnCache(err error) {
+	if _, seen := c.warned.LoadOrStore(warnedCache{}, true); !seen {
+		c.warnf("the state cache was not written (%v); this run is not affected, the next one reads the kernel", err)
+	}
+}
+
+// warnedCache is warnCache's key in common.warned.
+type warnedCache struct{}
+
 // warnf prints a warning line to stderr.
 func (c *common) warnf(format string, args ...any) {
 	fmt.Fprintf(c.streams.ErrOut, "warning: "+format+"\n", args...)

@@ -50,8 +50,10 @@ type kernelFlags struct {
 	cacheMu   sync.Mutex
 	cacheDirs map[string]*statefile.Dir
 	// cacheWarn reports a cache the command goes on without (see
-	// cacheDir); the command sets it, nil drops the warning.
-	cacheWarn func(error)
+	// cacheDir); common.backend sets it once (cacheWarnSet), nil drops
+	// the warning.
+	cacheWarn    func(error)
+	cacheWarnSet sync.Once
 }
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {

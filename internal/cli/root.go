@@ -49,7 +49,8 @@ type common struct {
 	streams genericiooptions.IOStreams
 	// warned holds the render warnings already printed, so that a
 	// long-running command (apply --watch, proxy) reports a broken
-	// Service once rather than on every sync.
+	// Service once rather than on every sync, and whether the state
+	// cache warning was (warnCache).
 	warned sync.Map
 	// The global flags (globalflags.go).
 	color     string

@@ -142,6 +142,9 @@ func (c *nfconn) findTable() (ownTable, bool, error) {
 // kernel. A kernel without nf_tables has none.
 func Leftovers(remove bool, wait time.Duration) ([]string, error) {
 	c, err := dialNF(wait)
+	if noNFTables(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +171,9 @@ func Leftovers(remove bool, wait time.Duration) ([]string, error) {
 	return out, nil
 }
 
-// noNFTables says whether err is how a kernel without nf_tables (or
-// without its inet family) answers a request for its tables.
+// noNFTables says whether err is how a kernel without nfnetlink, or
+// without nf_tables or its inet family, answers a request for its
+// tables.
 func noNFTables(err error) bool {
 	for _, e := range []unix.Errno{unix.EINVAL, unix.EPROTONOSUPPORT, unix.EAFNOSUPPORT, unix.EOPNOTSUPP} {
 		if errors.Is(err, e) {

@@ -101,20 +101,19 @@ func TestE2ETraceKernelOperatorTables(t *testing.T) {
 
 // A trace killed while its table is in the kernel leaves the table, with
 // the tool's mark; reset removes it, but not while another trace holds
-// the lock.
+// the lock. Another trace meanwhile waits for the lock, as long as
+// --lock-wait says, and fails naming the holder.
 func TestE2ETraceKernelKilled(t *testing.T) {
 	t.Parallel()
 	n := newE2ENode(t, "nft")
 	expect(t, n.run("apply", nftablesArgs...), ExitOK)
 	blockProbes(n)
-	p := n.startBackground(t, "trace", nil, "trace", append(slices.Clone(nftablesArgs), append([]string{"--live", "--kernel"}, blockedTrace...)...)...)
-	p.waitFor(t, "the trace's table", 20*time.Second, func() bool { return slices.Contains(n.inetTables(), traceTable) })
+	p := n.startBlockedTrace(t)
 	r := n.run("reset", "--mode=nftables", "--family=ipv4")
 	if r.code != ExitError || !strings.Contains(r.stderr, "lock") || !slices.Contains(n.inetTables(), traceTable) {
 		t.Errorf("reset while a trace runs: want exit 2 for the lock, and the trace's table kept:\n%s", r)
 	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
+	p.kill(t)
 	if out := n.nft("list", "table", "inet", traceTable); !strings.Contains(out, "kubectl-svcproxy") {
 		t.Fatalf("the killed trace's table carries no mark:\n%s", out)
 	}
@@ -125,6 +124,36 @@ func TestE2ETraceKernelKilled(t *testing.T) {
 	if !strings.Contains(n.nft("list", "tables"), "table ip block") {
 		t.Errorf("reset removed the operator's table ip block")
 	}
+	expect(t, n.run("apply", nftablesArgs...), ExitOK)
+	p = n.startBlockedTrace(t)
+	r = n.run("trace", append(slices.Clone(nftablesArgs), append([]string{"--live", "--kernel", "--lock-wait=500ms"}, nodeTrace...)...)...)
+	if r.code != ExitError || !strings.Contains(r.stderr, "held by pid") || !strings.Contains(r.stderr, "after waiting 500ms") {
+		t.Errorf("a trace while another holds the lock: want exit 2 naming the holder and the wait:\n%s", r)
+	}
+	p.kill(t)
+}
+
+// startBlockedTrace starts a trace of blockedTrace in the background and
+// waits for its table: it then waits for its probe's events, in vain,
+// for the bound (3 s).
+func (n *e2eNode) startBlockedTrace(t *testing.T) *bgProc {
+	t.Helper()
+	p := n.startBackground(t, "trace", nil, "trace", append(slices.Clone(nftablesArgs), append([]string{"--live", "--kernel"}, blockedTrace...)...)...)
+	p.waitFor(t, "the trace's table", 20*time.Second, func() bool { return slices.Contains(n.inetTables(), traceTable) })
+	return p
+}
+
+// kill kills the process with SIGKILL, which it must still be running
+// to receive.
+func (p *bgProc) kill(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+		t.Fatalf("%s ended (exit %d) before it could be killed", p.what, p.code)
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
 }
 
 // A probe the kernel never passes to the trace's chains ends the trace

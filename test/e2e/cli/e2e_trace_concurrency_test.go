@@ -117,6 +117,10 @@ func TestE2ETraceKernelKilled(t *testing.T) {
 	if out := n.nft("list", "table", "inet", traceTable); !strings.Contains(out, "kubectl-svcproxy") {
 		t.Fatalf("the killed trace's table carries no mark:\n%s", out)
 	}
+	expect(t, n.run("reset", "--mode=nftables", "--family=ipv4", "--dry-run"), ExitOK, "delete table inet "+traceTable)
+	if !slices.Contains(n.inetTables(), traceTable) {
+		t.Fatalf("reset --dry-run removed the killed trace's table")
+	}
 	expect(t, n.run("reset", "--mode=nftables", "--family=ipv4"), ExitOK, "table inet "+traceTable)
 	if tables := n.inetTables(); slices.Contains(tables, traceTable) {
 		t.Errorf("reset left the killed trace's table: inet tables %v", tables)

@@ -152,19 +152,20 @@ func (o *TraceOptions) parsePacket() error {
 }
 
 // Run renders (or reads the kernel), traces and prints. With --kernel it
-// holds the run lock throughout: the check's table and tun device are one
-// per namespace, and the rules it reads must be those it probes.
+// holds the run lock from before it reads the kernel's rules, as apply
+// does, to the end: the check's table and tun device are one per
+// namespace, and the rules it reads must be those it probes.
 func (o *TraceOptions) Run(ctx context.Context) error {
+	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
+	if err != nil {
+		return err
+	}
 	if o.kernel {
 		l, err := o.kern.lock()
 		if err != nil {
 			return fmt.Errorf("trace --kernel: %w", err)
 		}
 		defer l.Release()
-	}
-	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
-	if err != nil {
-		return err
 	}
 	if o.live {
 		if d, err = o.liveDesired(ctx, d); err != nil {

@@ -87,7 +87,8 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := o.reporter().Start()
+	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
+	defer st.End()
 	p, err := b.plan(ctx, d)
 	if err != nil {
 		return err

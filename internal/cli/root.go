@@ -57,6 +57,9 @@ type common struct {
 	logConfig *textlogger.Config
 	// clock times the stages that --progress reports; nil is the real one.
 	clock clock.PassiveClock
+	// ticker paces --progress's lines for a stage under way; nil is the
+	// real clock.
+	ticker clock.WithTicker
 	// goos is the system the commands believe they run on (platform.go);
 	// empty is runtime.GOOS. Tests set it.
 	goos string

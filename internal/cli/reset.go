@@ -39,6 +39,11 @@ they were; so does kubelet's KUBE-FIREWALL chain, which kube-proxy shares.`,
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel instead of sending it")
+	// The other kernel commands take it; reset removes what the tool owns
+	// whatever the node is called.
+	var nodeName string
+	cmd.Flags().StringVar(&nodeName, "node-name", "", "accepted so that one set of flags serves every command; reset removes what the tool owns whatever the node")
+	markNoEffect(cmd.Flags(), "node-name", "it removes what the tool owns whatever the node")
 	markNeedsLinux(cmd, "it removes this node's kernel rules")
 	return cmd
 }

@@ -90,6 +90,7 @@ func runE(o options) func(*cobra.Command, []string) error {
 		if err := checkAliases(cmd.Flags()); err != nil {
 			return err
 		}
+		warnNoEffect(cmd)
 		if err := o.Complete(cmd, args); err != nil {
 			return err
 		}
@@ -139,6 +140,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newVersionCommand(c),
 	)
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageTemplate(usageTemplate)
 	addAliases(root)
 	registerCompletions(root)
 	root.SetOut(streams.Out)

@@ -59,7 +59,11 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 		if !time.Now().Before(deadline) {
 			holder := readPID(f)
 			f.Close()
-			return nil, fmt.Errorf("%w: %s is held by pid %s (use --lock-wait to wait for it)", ErrHeld, path, holder)
+			hint := "use --lock-wait to wait for it"
+			if wait > 0 {
+				hint = fmt.Sprintf("still, after waiting %v; --lock-wait sets how long to wait", wait)
+			}
+			return nil, fmt.Errorf("%w: %s is held by pid %s (%s)", ErrHeld, path, holder, hint)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

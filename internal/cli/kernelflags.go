@@ -79,6 +79,10 @@ func (k *kernelFlags) addLockFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, fileHelp)
 	fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, waitHelp)
+	if !k.locking {
+		markNoEffect(fs, "lock-file", "it takes no lock")
+		markNoEffect(fs, "lock-wait", "it takes no lock")
+	}
 }
 
 // validate checks the flags the mode of p uses, before anything reads the

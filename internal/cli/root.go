@@ -58,6 +58,9 @@ type common struct {
 	logConfig *textlogger.Config
 	// clock times the stages that --progress reports; nil is the real one.
 	clock clock.PassiveClock
+	// ticker paces --progress's lines for a stage under way; nil is the
+	// real clock.
+	ticker clock.WithTicker
 	// goos is the system the commands believe they run on (platform.go);
 	// empty is runtime.GOOS. Tests set it.
 	goos string
@@ -88,6 +91,7 @@ func runE(o options) func(*cobra.Command, []string) error {
 		if err := checkAliases(cmd.Flags()); err != nil {
 			return err
 		}
+		warnNoEffect(cmd)
 		if err := o.Complete(cmd, args); err != nil {
 			return err
 		}
@@ -121,6 +125,10 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
+	// --version, as most command-line tools have it: the line that
+	// `version` prints.
+	root.Version = currentVersion().line()
+	root.SetVersionTemplate("{{.Version}}\n")
 	c.addGlobalFlags(root)
 	root.AddCommand(
 		newRenderCommand(c),
@@ -132,7 +140,8 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)
-	root.SetFlagErrorFunc(namespaceFlagError)
+	root.SetFlagErrorFunc(flagError)
+	root.SetUsageTemplate(usageTemplate)
 	addAliases(root)
 	registerCompletions(root)
 	root.SetOut(streams.Out)

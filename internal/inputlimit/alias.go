@@ -56,7 +56,13 @@ func CheckAliases(doc []byte) error {
 	if err := yamlv3.Unmarshal(doc, &root); err != nil {
 		return err
 	}
-	return CheckNode(&root, len(doc))
+	err := CheckNode(&root, len(doc))
+	if errors.Is(err, errAliasCycle) {
+		// go-yaml refuses such an alias itself, on meeting it, before
+		// anything is expanded: let it say so in its own words.
+		return nil
+	}
+	return err
 }
 
 // CheckNode is CheckAliases on a parsed document of size bytes.

@@ -118,3 +118,11 @@ func TestDecodeAliasesWithinLimit(t *testing.T) {
 		t.Fatalf("List item: %v", err)
 	}
 }
+
+// Nested aliases that go-yaml's own ratio check lets through (13 KB
+// that expands to 111 MB of JSON) are refused too.
+func TestDecodeNestedAliasBomb(t *testing.T) {
+	if _, err := Decode("bomb.yaml", nestedAliasBomb(1000, 5, 10)); !errors.As(err, new(*inputlimit.ExpansionError)) {
+		t.Fatalf("got %v, want the expansion limit", err)
+	}
+}

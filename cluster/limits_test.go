@@ -126,3 +126,23 @@ func TestDecodeNestedAliasBomb(t *testing.T) {
 		t.Fatalf("got %v, want the expansion limit", err)
 	}
 }
+
+// A regular file over the real limit of 1 GiB (sparse: it takes no disk)
+// is refused by its size, before a byte of it is mapped or read.
+func TestLoadFileOverOneGiB(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte(kubectlList), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 1<<30+1); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	n := allocated(func() { _, err = LoadFile(path, nil) })
+	if want := "read " + path + ": larger than 1 GiB, the limit for a snapshot file"; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	if n > 1<<20 {
+		t.Errorf("refusing a file by its size allocated %d KiB", n>>10)
+	}
+}

@@ -96,3 +96,18 @@ func TestInputLimitsAliasBomb(t *testing.T) {
 	config := bomb("kp.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: ", "nodePortAddresses:")
 	expectLimit(t, runLimited(t, nil, "render", "--example", "--config", config), "--config "+config+": YAML aliases expand the document", 150<<20)
 }
+
+// A snapshot file over 1 GiB (sparse: no disk) is refused by its size,
+// before it is mapped or read.
+func TestInputLimitsLargeFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: List\nitems: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 1<<30+1); err != nil {
+		t.Fatal(err)
+	}
+	expectLimit(t, runLimited(t, nil, "render", "-f", path, "--node-name=n1"),
+		"read "+path+": larger than 1 GiB, the limit for a snapshot file", 100<<20)
+}

@@ -119,14 +119,24 @@ func Load(path string) (*Plan, error) {
 		return nil, fmt.Errorf("saved plan: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
+	tooLarge := fmt.Errorf("saved plan %s: larger than %d MiB, the limit for a saved plan", path, MaxSize>>20)
+	// A regular file says its size: one over the limit is not read, and
+	// one within it is read into a buffer of its size. Anything else (a
+	// pipe, /dev/zero) is read to the limit.
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > MaxSize {
+			return nil, tooLarge
+		}
+		buf.Grow(int(st.Size()) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxSize+1)); err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", path, err)
 	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("saved plan %s: larger than %d MiB", path, MaxSize>>20)
+	if buf.Len() > MaxSize {
+		return nil, tooLarge
 	}
-	p, err := Decode(data)
+	p, err := Decode(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", path, err)
 	}

@@ -47,3 +47,76 @@ func TestHostileInterfaceNameIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// specialSnapshot is a node, a Service with a loopback externalIP and a
+// loopback endpoint, and ServiceCIDRs that together cover all of IPv4.
+const specialSnapshot = `apiVersion: v1
+kind: Node
+metadata: {name: node1}
+status: {addresses: [{type: InternalIP, address: 192.168.10.5}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: low}
+spec: {cidrs: [0.0.0.0/1]}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: high}
+spec: {cidrs: [128.0.0.0/1]}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: kubernetes}
+spec: {cidrs: [10.96.0.0/16]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: ns}
+spec:
+  clusterIP: 10.96.0.10
+  externalIPs: [127.0.0.1, 203.0.113.5]
+  ports: [{port: 80, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-1, namespace: ns, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+endpoints: [{addresses: [127.0.0.1]}, {addresses: [10.0.0.9]}]
+ports: [{port: 80, protocol: TCP}]
+`
+
+// TestAddressesNoServiceCanUseAreSkipped runs the binary on the probe's
+// inputs of issue 33: a loopback externalIP and endpoint, and ServiceCIDRs
+// 0.0.0.0/1 and 128.0.0.0/1, which made nftables mode drop every packet
+// the node sent out. Each is left out with a warning naming its object;
+// the rest renders.
+func TestAddressesNoServiceCanUseAreSkipped(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"iptables", "nftables"} {
+		out, stderr, code := run(t, specialSnapshot, "render", "-f", "-", "--node-name=node1", "--mode="+mode)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
+		}
+		for _, bad := range []string{"127.0.0.1", "0.0.0.0/1", "128.0.0.0/1"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: the rules hold %s:\n%s", mode, bad, out)
+			}
+		}
+		for _, want := range []string{"203.0.113.5", "10.0.0.9"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the rules lack %s", mode, want)
+			}
+		}
+		for _, want := range []string{
+			`service ns/web: externalIPs[0] "127.0.0.1" is a loopback address, which the API server refuses: ignored`,
+			`endpointslice ns/web-1: endpoints[0].addresses[0] "127.0.0.1" is a loopback address, which the API server refuses: endpoint skipped`,
+			"servicecidr low: spec.cidrs[0] 0.0.0.0/1 is wider than /8: ignored",
+			"servicecidr high: spec.cidrs[0] 128.0.0.0/1 is wider than /8: ignored",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: no warning %q in:\n%s", mode, want, stderr)
+			}
+		}
+	}
+}

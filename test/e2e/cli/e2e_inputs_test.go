@@ -120,3 +120,28 @@ func TestAddressesNoServiceCanUseAreSkipped(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentLossIsSaid runs the binary on issue 33's inputs that once lost
+// something without a word: a proxy port range too small for the Service
+// ports, a JSON List with two "items", and a field given twice, whose
+// warning said "ignored" of the value that was used.
+func TestSilentLossIsSaid(t *testing.T) {
+	t.Parallel()
+	_, stderr, code := run(t, "", "render", "--example", "--mode=userspace", "--family=ipv4", "--proxy-port-range=100-101")
+	if code != ExitOK || strings.Count(stderr, "no proxy port left in the proxy port range 100-101") == 0 {
+		t.Errorf("--proxy-port-range=100-101: exit %d, %q", code, stderr)
+	}
+	svc := func(name, ip string) string {
+		return `{"apiVersion":"v1","kind":"Service","metadata":{"name":"` + name + `","namespace":"ns"},"spec":{"clusterIP":"` + ip + `","ports":[{"port":80}]}}`
+	}
+	list := `{"apiVersion":"v1","kind":"List","items":[` + svc("a", "10.96.0.1") + `],"items":[` + svc("b", "10.96.0.2") + `]}`
+	_, stderr, code = run(t, list, "render", "-f", "-", "--node-name=n1")
+	if code != ExitError || !strings.Contains(stderr, `duplicate field "items"`) {
+		t.Errorf("two items: exit %d, %q", code, stderr)
+	}
+	dup := `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","namespace":"ns"},"spec":{"clusterIP":"10.96.0.1","clusterIP":"10.96.0.9","ports":[{"port":80}]}}`
+	out, stderr, code := run(t, dup, "render", "-f", "-", "--node-name=n1", "--family=ipv4")
+	if code != ExitOK || !strings.Contains(stderr, `duplicate field "spec.clusterIP": the later value is used`) || !strings.Contains(out, "-d 10.96.0.9/32") {
+		t.Errorf("a field given twice: exit %d, %q", code, stderr)
+	}
+}

@@ -22,9 +22,9 @@ func TestHostileInterfaceNameIsRefused(t *testing.T) {
 		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br0 -s 6.6.6.6"}, `--pod-bridge-interface "br0 -s 6.6.6.6": must not hold white space`},
 	} {
 		for _, cmd := range []string{"render", "apply"} {
-			args := append([]string{cmd, "--example", "--dry-run"}, tc.args...)
-			if cmd == "render" {
-				args = append([]string{cmd, "--example"}, tc.args...)
+			args := append([]string{cmd, "--example"}, tc.args...)
+			if cmd == "apply" {
+				args = append(args, offTheMachine(t)...)
 			}
 			stdout, stderr, code := run(t, "", args...)
 			if code != ExitError || !strings.Contains(stderr, tc.want) || strings.Contains(stdout, "6.6.6.6") {
@@ -41,11 +41,19 @@ func TestHostileInterfaceNameIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := "--config " + path + `:4: detectLocal.` + field + `: "v -s 6.6.6.6": must not hold white space`
-		_, stderr, code := run(t, "", "apply", "--example", "--dry-run", "--config", path)
+		_, stderr, code := run(t, "", append([]string{"apply", "--example", "--config", path}, offTheMachine(t)...)...)
 		if code != ExitError || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, %q; want %q", field, code, stderr, want)
 		}
 	}
+}
+
+// offTheMachine are apply's flags that keep a run that should be refused
+// off this machine's kernel and files if it is not: --dry-run, a backend
+// that does not exist, and a private lock file and state directory.
+func offTheMachine(t *testing.T) []string {
+	dir := t.TempDir()
+	return []string{"--dry-run", "--iptables-backend=bogus", "--lock-file=" + filepath.Join(dir, "lock"), "--state-dir=" + filepath.Join(dir, "state")}
 }
 
 // specialSnapshot is a node, a Service with a loopback externalIP and a

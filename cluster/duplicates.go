@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -21,21 +22,12 @@ func (fs jsonFields) duplicateKeys() []string {
 	var dups []string
 	seen := make(map[string]bool, len(fs))
 	for _, f := range fs {
-		if seen[f.key] && !contains(dups, f.key) {
+		if seen[f.key] && !slices.Contains(dups, f.key) {
 			dups = append(dups, f.key)
 		}
 		seen[f.key] = true
 	}
 	return dups
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // strictWarning words one of the strict decoder's errors about obj as a

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -95,12 +96,25 @@ func (o *ApplyOptions) Complete(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	return completeRender(cmd, &o.input, o.proxy)
+	if err := completeRender(cmd, &o.input, o.proxy); err != nil {
+		return err
+	}
+	if o.saved != nil {
+		return checkSavedSettings(args[0], o.saved, &o.proxy.settings)
+	}
+	return nil
 }
 
-// loadSaved reads a saved plan and takes its settings and snapshot.
+// loadSaved reads a saved plan and takes its settings and snapshot. The
+// file decides what is written, so it is read only if no one but this
+// user can have written it, as the lock file is (statefile.OpenOwnFile).
 func (o *ApplyOptions) loadSaved(path string) error {
-	saved, err := savedplan.Load(path)
+	f, err := statefile.OpenOwnFile(path)
+	if err != nil {
+		return fmt.Errorf("saved plan: %w", err)
+	}
+	defer f.Close()
+	saved, err := savedplan.Read(f, path)
 	if err != nil {
 		return err
 	}

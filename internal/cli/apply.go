@@ -210,20 +210,13 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 		// A one-shot apply guards against removing most of the node; in
 		// watch mode a mass deletion in the cluster is real and must go
 		// through (an empty list is refused before this).
-		if !o.watch.enabled {
-			if err := o.guard.checkRemoval(p); err != nil {
-				return err
-			}
-		}
-		// Only kube-proxy's iptables mode sets route_localnet: its
-		// nftables and ipvs modes serve no NodePorts on 127.0.0.1.
-		if d.mode != ModeIPTables {
+		if o.watch.enabled {
 			return nil
 		}
-		return ensureRouteLocalnet(d)
+		return o.guard.checkRemoval(p)
 	}
 	plan := func() (kernelPlan, error) {
-		p, err := b.plan(ctx, d)
+		p, err := planKernel(ctx, b, d)
 		if err == nil && o.saved != nil {
 			err = verifySaved(o.saved, b, p)
 		}

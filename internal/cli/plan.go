@@ -86,7 +86,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	st := o.reporter().Start()
-	p, err := b.plan(ctx, d)
+	p, err := planKernel(ctx, b, d)
 	if err != nil {
 		return err
 	}
@@ -134,10 +134,16 @@ type planReport struct {
 	Backend string       `json:"backend"`
 	Summary diff.Summary `json:"summary"`
 	Sets    any          `json:"changeSets"`
+	// Sysctls are the sysctls the plan changes.
+	Sysctls diff.SysctlChanges `json:"sysctls"`
 }
 
 func writePlan(w io.Writer, format string, mode Mode, b kernelBackend, p kernelPlan) error {
-	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data()}
+	sysctls := p.sysctls()
+	if sysctls == nil {
+		sysctls = diff.SysctlChanges{}
+	}
+	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data(), Sysctls: sysctls}
 	if format != "text" {
 		return writeData(w, format, &report)
 	}

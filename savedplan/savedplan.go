@@ -3,12 +3,13 @@
 // and to prove that the node has not moved since it was computed.
 //
 // A saved plan does not hold kernel commands. It holds the input (the
-// cluster snapshot and the settings, as flag values) and three
-// fingerprints: of the machine it was made on, of the owned kernel state
-// it was computed against, table by table, and of the change set itself.
-// apply renders the input again, plans it against the kernel, and writes
-// only if all three fingerprints match, so what it writes is the change
-// set that was reviewed, or nothing.
+// cluster snapshot and the settings, as flag values), the plan's text as
+// it was shown, and fingerprints of the machine it was made on and of the
+// owned kernel state it was computed against, table by table. apply
+// renders the input again, plans it against the kernel, and writes only
+// if the fingerprints match and the change lines planned now are the
+// text's, line for line, so what it writes is what the text shows, or
+// nothing.
 package savedplan
 
 import (
@@ -76,8 +77,9 @@ type Table struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Changes is the change set of a plan: its text as `plan` printed it, its
-// one-line summary, and the digest that apply compares.
+// Changes is the change set of a plan: its text as `plan` printed it,
+// which apply compares with the change it plans, its one-line summary,
+// and the digest of the text's change lines.
 type Changes struct {
 	Summary string `json:"summary"`
 	SHA256  string `json:"sha256"`

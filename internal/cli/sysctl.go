@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
@@ -34,9 +36,12 @@ func readNodeSysctls(cfg *render.Config) {
 // route_localnet in iptables mode when NodePorts answer on 127.0.0.1 (its
 // nftables and ipvs modes serve none there), and the ipvs mode's own.
 func wantedSysctls(d *desired, b kernelBackend) [][2]string {
+	ipv4 := slices.Contains(d.families, nodetable.IPv4)
 	switch d.mode {
 	case ModeIPTables:
-		if render.LocalhostNodePorts(d.tables.IPv4, d.cfg) {
+		// Only the IPv4 rules answer on 127.0.0.1: an IPv6-only run
+		// wants no IPv4 sysctl, as kube-proxy's IPv6 proxier sets none.
+		if ipv4 && render.LocalhostNodePorts(d.tables.IPv4, d.cfg) {
 			return [][2]string{{"net/ipv4/conf/all/route_localnet", "1"}}
 		}
 	case ModeIPVS:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // fakeProcSys makes a /proc/sys of files under a temporary directory.
@@ -71,6 +72,11 @@ func TestWantedSysctls(t *testing.T) {
 	if w := wantedSysctls(d, nil); len(w) != 1 || w[0] != [2]string{"net/ipv4/conf/all/route_localnet", "1"} {
 		t.Errorf("iptables mode wants %v", w)
 	}
+	d.families = []nodetable.Family{nodetable.IPv6}
+	if w := wantedSysctls(d, nil); len(w) != 0 {
+		t.Errorf("an IPv6-only run wants %v", w)
+	}
+	d.families = []nodetable.Family{nodetable.IPv4}
 	d.cfg.LocalhostNodePorts = false
 	if w := wantedSysctls(d, nil); len(w) != 0 {
 		t.Errorf("without localhost NodePorts, iptables mode wants %v", w)

@@ -239,3 +239,18 @@ func editContext(text string) (string, int) {
 	}
 	return b.String(), n
 }
+
+// What apply renders for, once the plan's settings are parsed, must be the
+// mode and node the file names at its top.
+func TestCheckSavedSettings(t *testing.T) {
+	s := &renderSettings{mode: ModeNFTables}
+	s.cluster.NodeName = "node1"
+	for _, p := range []*savedplan.Plan{{Mode: "iptables", Node: "node1"}, {Mode: "nftables", Node: "node2"}} {
+		if err := checkSavedSettings("node.plan", p, s); !errors.Is(err, savedplan.ErrEdited) {
+			t.Errorf("a plan for %s on %s, rendered as nftables on node1: got %v", p.Mode, p.Node, err)
+		}
+	}
+	if err := checkSavedSettings("node.plan", &savedplan.Plan{Mode: "nftables", Node: "node1"}, s); err != nil {
+		t.Errorf("the plan's own mode and node: %v", err)
+	}
+}

@@ -69,9 +69,13 @@ only if the node's owned rules, the machine and the change set are all
 still the ones the plan recorded. Otherwise it exits 2 and changes nothing.
 
 Exit codes: 0 applied (or nothing to do), 2 error.`,
-		Example: `  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+		Example: `  # Make this node match the cluster (on a node, as root)
+  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+  # Print what would be sent to the kernel, without sending it (on a node, as root)
   kubectl svcproxy apply -f snapshot.yaml --dry-run
-  kubectl svcproxy plan --node-name=$(hostname) --out=node.plan && kubectl svcproxy apply node.plan`,
+  # Save a plan, review it, then apply exactly it (on a node, as root)
+  kubectl svcproxy plan --node-name=$(hostname) --out=node.plan
+  kubectl svcproxy apply node.plan`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(o),
 	}

@@ -165,7 +165,8 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 // TestNoNamespaceFlag checks that no command takes kubectl's
 // -n/--namespace, which would do nothing (Services are read from every
 // namespace), and that giving it says so. Other unknown flags keep
-// pflag's error.
+// pflag's error. Every flag error points at the command's help, as
+// kubectl's do.
 func TestNoNamespaceFlag(t *testing.T) {
 	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 	for _, cmd := range root.Commands() {
@@ -186,8 +187,10 @@ func TestNoNamespaceFlag(t *testing.T) {
 		{"proxy --example --namespace default", why},
 		{"reset -n default", why},
 		{"version -n default", why},
-		{"render --example -x", "unknown shorthand flag: 'x' in -x\n"},
-		{"render --example --bogus", "unknown flag: --bogus\n"},
+		{"render --example -x", "unknown shorthand flag: 'x' in -x\nSee 'kubectl svcproxy render --help' for usage.\n"},
+		{"render --example --bogus", "unknown flag: --bogus\nSee 'kubectl svcproxy render --help' for usage.\n"},
+		{"plan --example -n default", why + "\nSee 'kubectl svcproxy plan --help' for usage.\n"},
+		{"render --example --output", "flag needs an argument: --output\nSee 'kubectl svcproxy render --help' for usage.\n"},
 	} {
 		_, stderr, code := run(t, "", strings.Fields(tc.args)...)
 		if code != ExitError || !strings.Contains(stderr, tc.want) {

@@ -52,7 +52,8 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		}
 		defer l.Release()
 	}
-	st := c.reporter().Start()
+	st := c.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
+	defer st.End()
 	p, err := plan()
 	if err == nil {
 		st.Done("read the kernel (%s) and diffed: %s", b.name(), p.summary())
@@ -74,7 +75,9 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	if p.empty() {
 		return p, nil
 	}
-	st = c.reporter().Start()
+	st.End()
+	st = c.reporter().Start(fmt.Sprintf("applying (%s): %s", b.name(), p.summary()))
+	defer st.End()
 	// The sysctls the plan shows, and only those, before the rules that
 	// need them (route_localnet before the localhost NodePort rules).
 	if err := writeSysctls(procSys, p.sysctls()); err != nil {

@@ -35,7 +35,9 @@ print the difference as a unified diff in the mode's native syntax. Only the
 rules the tool owns are compared; everything else is left out.
 
 Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
-		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+		Example: `  # What would apply change on this node? (on a node, as root)
+  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+  # The same for nftables mode, from a snapshot file, as JSON (on a node, as root)
   kubectl svcproxy plan --mode=nftables -f snapshot.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
@@ -85,7 +87,8 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := o.reporter().Start()
+	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
+	defer st.End()
 	p, err := planKernel(ctx, b, d)
 	if err != nil {
 		return err

@@ -27,6 +27,10 @@ jump rules into them. nftables: the kube-proxy tables. ipvs: the virtual
 servers, ipsets, the kube-ipvs0 interface and the helper chains. Foreign
 rules stay as they were; so does kubelet's KUBE-FIREWALL chain, which
 kube-proxy shares.`,
+		Example: `  # Remove what the tool wrote in nftables mode (on a node, as root)
+  kubectl svcproxy reset --mode=nftables
+  # Print what would be removed, without removing it (on a node, as root)
+  kubectl svcproxy reset --mode=iptables --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}

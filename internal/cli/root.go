@@ -57,6 +57,9 @@ type common struct {
 	logConfig *textlogger.Config
 	// clock times the stages that --progress reports; nil is the real one.
 	clock clock.PassiveClock
+	// ticker paces --progress's lines for a stage under way; nil is the
+	// real clock.
+	ticker clock.WithTicker
 	// goos is the system the commands believe they run on (platform.go);
 	// empty is runtime.GOOS. Tests set it.
 	goos string
@@ -120,6 +123,10 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl svcproxy",
 		},
 	}
+	// --version, as most command-line tools have it: the line that
+	// `version` prints.
+	root.Version = currentVersion().line()
+	root.SetVersionTemplate("{{.Version}}\n")
 	c.addGlobalFlags(root)
 	root.AddCommand(
 		newRenderCommand(c),
@@ -131,7 +138,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newSnapshotCommand(c),
 		newVersionCommand(c),
 	)
-	root.SetFlagErrorFunc(namespaceFlagError)
+	root.SetFlagErrorFunc(flagError)
 	addAliases(root)
 	registerCompletions(root)
 	root.SetOut(streams.Out)

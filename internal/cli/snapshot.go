@@ -32,8 +32,10 @@ func newSnapshotCommand(c *common) *cobra.Command {
 		Long: `Save the Services, EndpointSlices, ServiceCIDRs and this node's Node object
 as one v1 List, which render -f and plan -f read back unchanged. It goes to
 stdout, or to --output-file, which is replaced whole or not at all.`,
-		Example: `  kubectl svcproxy snapshot --node-name=worker-1 --output-file=cluster.yaml
-  kubectl svcproxy snapshot --node-name=worker-1 -o json > cluster.json
+		Example: `  # Save the embedded example as one v1 List that render -f reads back
+  kubectl svcproxy snapshot --example
+  # Save the cluster's state for node worker-1, then render it anywhere (needs a cluster)
+  kubectl svcproxy snapshot --node-name=worker-1 --output-file=cluster.yaml
   kubectl svcproxy render -f cluster.yaml --node-name=worker-1`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),

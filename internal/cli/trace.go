@@ -53,12 +53,14 @@ prints the kernel's own trace of it (nf_tables trace events) under the trace,
 with every way the two differ.
 Exit codes: 0 traced, 1 the kernel disagrees (--kernel), 2 error (a bad
 address, port, protocol or Service, or a rule the evaluator cannot follow).`,
-		Example: `  # Where does a pod's connection to the example's ClusterIP go?
-  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp
+		Example: `  # Where does a pod's DNS query to the example's kube-dns go?
+  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.53:53 --protocol udp
   # The same as JSON, for CI
-  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp -o json
+  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.53:53 --protocol udp -o json
   # Every entry point of a Service against every kind of client
-  kubectl svcproxy trace --example --service kube-system/kube-dns`,
+  kubectl svcproxy trace --example --service kube-system/kube-dns
+  # The same packet through this node's kernel, checked against its own trace (on a node, as root)
+  kubectl svcproxy trace --live --kernel --mode=nftables --from 10.244.0.5 --to 10.96.0.53:53 --protocol udp`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}

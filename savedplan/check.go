@@ -69,14 +69,9 @@ func (p *Plan) CheckLive(now []Table) error {
 // with the plan text in the file: what the reviewer read is what apply may
 // write. Their hunk headers and added and removed lines must be the same,
 // in the same order; comments and context lines may differ (see
-// ChangeLines). The file's changes.sha256 must also be the digest of its
-// own text: the decision rests on the text, and a digest that disagrees
-// with it marks an edited file.
+// ChangeLines). The stored changes.sha256 plays no part: Decode has
+// checked that it is the digest of the text.
 func (p *Plan) CheckChanges(nowText string) error {
-	if sum := ChangeDigest(p.Changes.Diff); sum != p.Changes.SHA256 {
-		return fmt.Errorf("%w: its changes.sha256 is not the digest of its changes.diff (%s): the file was edited; run plan again",
-			ErrEdited, sum)
-	}
 	return CompareChanges(p.Changes.Diff, nowText)
 }
 
@@ -108,14 +103,19 @@ func lineAt(lines []string, i int) string {
 	return strconv.Quote(lines[i])
 }
 
-// CheckSettings refuses a plan whose top-level node or mode disagree with
-// the settings it records, which are what apply uses: a reader of the file
-// must be able to trust either.
-func (p *Plan) CheckSettings() error {
+// CheckConsistent refuses a plan whose parts disagree, as a file edited
+// after plan wrote it: a top-level node or mode that is not what its
+// settings (which are what apply uses) say, or a changes.sha256 that is
+// not the digest of its changes.diff. A reader of the file must be able to
+// trust either part.
+func (p *Plan) CheckConsistent() error {
 	for field, want := range map[string]string{"mode": p.Mode, "node-name": p.Node} {
 		if got, ok := p.Settings[field]; !ok || got != want {
 			return fmt.Errorf("%w: its settings say %s=%q, but the plan is for %q", ErrEdited, field, got, want)
 		}
+	}
+	if sum := ChangeDigest(p.Changes.Diff); sum != p.Changes.SHA256 {
+		return fmt.Errorf("%w: its changes.sha256 is not the digest of its changes.diff (%s); run plan again", ErrEdited, sum)
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func Decode(data []byte) (*Plan, error) {
 	if err := p.complete(); err != nil {
 		return nil, err
 	}
-	if err := p.CheckSettings(); err != nil {
+	if err := p.CheckConsistent(); err != nil {
 		return nil, err
 	}
 	return &p, nil

@@ -106,10 +106,12 @@ func TestCompareChanges(t *testing.T) {
 
 // The digest stored in the file is checked against the file's own text,
 // never trusted instead of it.
-func TestCheckChangesDigestOfText(t *testing.T) {
+func TestDecodeRefusesAnotherDigest(t *testing.T) {
 	p := validPlan()
 	p.Changes.Diff = "+x\n+y\n"
-	if err := p.CheckChanges("+x\n"); !errors.Is(err, ErrEdited) {
+	var buf bytes.Buffer
+	p.Encode(&buf)
+	if _, err := Decode(buf.Bytes()); !errors.Is(err, ErrEdited) || !strings.Contains(err.Error(), "changes.sha256 is not the digest") {
 		t.Errorf("a text edited under its digest passed: %v", err)
 	}
 	p.Changes.SHA256 = ChangeDigest(p.Changes.Diff)

@@ -17,6 +17,12 @@ type Summary struct {
 	ChainsDeleted int `json:"chainsDeleted"`
 	RulesAdded    int `json:"rulesAdded"`
 	RulesRemoved  int `json:"rulesRemoved"`
+	// nftables sets and maps by their declarations: created, declared
+	// anew (the table is rebuilt), deleted. What they hold is counted in
+	// elements; a set counted here may hold none.
+	SetsAdded   int `json:"setsAdded,omitempty"`
+	SetsChanged int `json:"setsChanged,omitempty"`
+	SetsDeleted int `json:"setsDeleted,omitempty"`
 	// Set and map elements (nftables; ipset entries in ipvs mode).
 	ElementsAdded   int `json:"elementsAdded,omitempty"`
 	ElementsRemoved int `json:"elementsRemoved,omitempty"`
@@ -42,6 +48,9 @@ func (s *Summary) Add(o Summary) {
 	s.ChainsDeleted += o.ChainsDeleted
 	s.RulesAdded += o.RulesAdded
 	s.RulesRemoved += o.RulesRemoved
+	s.SetsAdded += o.SetsAdded
+	s.SetsChanged += o.SetsChanged
+	s.SetsDeleted += o.SetsDeleted
 	s.ElementsAdded += o.ElementsAdded
 	s.ElementsRemoved += o.ElementsRemoved
 	s.ServicesAdded += o.ServicesAdded
@@ -63,6 +72,9 @@ func (s Summary) Empty() bool { return s == Summary{} }
 func (s Summary) String() string {
 	out := fmt.Sprintf("chains +%d ~%d -%d, rules +%d -%d",
 		s.ChainsAdded, s.ChainsChanged, s.ChainsDeleted, s.RulesAdded, s.RulesRemoved)
+	if s.SetsAdded+s.SetsChanged+s.SetsDeleted > 0 {
+		out += fmt.Sprintf(", sets +%d ~%d -%d", s.SetsAdded, s.SetsChanged, s.SetsDeleted)
+	}
 	if s.ElementsAdded+s.ElementsRemoved > 0 {
 		out += fmt.Sprintf(", elements +%d -%d", s.ElementsAdded, s.ElementsRemoved)
 	}

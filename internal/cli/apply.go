@@ -294,9 +294,12 @@ func (b *iptablesBackend) saveCache() error { return b.client.SaveCache() }
 func (b *nftBackend) deferCacheFiles()      { b.client.DeferFiles = true }
 func (b *nftBackend) saveCache() error      { return b.client.SaveCache() }
 
+// saveCache writes the held-back cache files; a file it cannot write is
+// warned about through the client's CacheWarn, as in a one-shot run, and
+// the error left is that of reading the nf_tables generation.
 func (o *ApplyOptions) saveCache(s cacheSaver) {
 	if err := s.saveCache(); err != nil {
-		o.logger().Warn("Could not write the state cache; the next run reads the kernel", "err", err)
+		o.logger().Warn("Could not save the state cache; the next run reads the kernel", "err", err)
 	}
 }
 

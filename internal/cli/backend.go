@@ -60,6 +60,7 @@ func (c *common) backend(ctx context.Context, k *kernelFlags, mode Mode) (kernel
 	if err := requireNetAdmin("reading and changing the node's " + string(mode) + " rules"); err != nil {
 		return nil, err
 	}
+	k.cacheWarnSet.Do(func() { k.cacheWarn = c.warnCache })
 	switch mode {
 	case ModeIPTables, ModeUserspace:
 		own := render.IPTablesOwnership()

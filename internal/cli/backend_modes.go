@@ -28,6 +28,7 @@ func (c *common) otherBackend(ctx context.Context, k *kernelFlags, mode Mode) (k
 		// generation ID: kept in memory (watch mode) and in --state-dir,
 		// per network namespace, for the next run.
 		client.Cache = true
+		client.CacheWarn = k.cacheWarn
 		if k.stateDir != "" {
 			if cookie, err := nftgen.NetnsCookie(); err == nil {
 				if client.CacheDir, err = k.cacheDir(cookie, "nftables"); err != nil {

@@ -49,7 +49,7 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {
-	s.conn.addFlags(fs)
+	inGroup(fs, connectionGroup, s.conn.addFlags)
 	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
 	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+example.NodeName+")")
 }

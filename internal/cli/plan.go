@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/outfile"
 )
 
 // PlanOptions are the options of `plan`.
@@ -66,6 +67,9 @@ func (o *PlanOptions) Validate() error {
 	if err := o.input.validate(); err != nil {
 		return err
 	}
+	if err := checkOutFile("--out", o.out); err != nil {
+		return err
+	}
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
 		return err
 	}
@@ -118,7 +122,7 @@ func (o *PlanOptions) save(snap *cluster.Snapshot, b kernelBackend, p kernelPlan
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(o.out, saved.Encode); err != nil {
+	if err := outfile.Write(o.out, saved.Encode); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	// Machine output keeps stdout for the data.

@@ -49,7 +49,8 @@ type common struct {
 	streams genericiooptions.IOStreams
 	// warned holds the render warnings already printed, so that a
 	// long-running command (apply --watch, proxy) reports a broken
-	// Service once rather than on every sync.
+	// Service once rather than on every sync, and whether the state
+	// cache warning was (warnCache).
 	warned sync.Map
 	// The global flags (globalflags.go).
 	color     string
@@ -90,6 +91,7 @@ func runE(o options) func(*cobra.Command, []string) error {
 		if err := checkAliases(cmd.Flags()); err != nil {
 			return err
 		}
+		warnNoEffect(cmd)
 		if err := o.Complete(cmd, args); err != nil {
 			return err
 		}
@@ -139,6 +141,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newVersionCommand(c),
 	)
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageTemplate(usageTemplate)
 	addAliases(root)
 	registerCompletions(root)
 	root.SetOut(streams.Out)
@@ -152,6 +155,18 @@ func (c *common) warnOnce(msg string) {
 		c.warnf("%s", msg)
 	}
 }
+
+// warnCache reports, once per run, a state cache that could not be
+// written or opened: the run goes on, since the cache only spares the
+// next run a read of the kernel (kernelFlags.cacheDir).
+func (c *common) warnCache(err error) {
+	if _, seen := c.warned.LoadOrStore(warnedCache{}, true); !seen {
+		c.warnf("the state cache was not written (%v); this run is not affected, the next one reads the kernel", err)
+	}
+}
+
+// warnedCache is warnCache's key in common.warned.
+type warnedCache struct{}
 
 // warnf prints a warning line to stderr.
 func (c *common) warnf(format string, args ...any) {

@@ -3,12 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/outfile"
 )
 
 // SnapshotOptions are the options of `snapshot`.
@@ -82,6 +81,11 @@ func (o *SnapshotOptions) Validate() error {
 		}
 		return fmt.Errorf("--output %q: must be yaml or json", o.output)
 	}
+	if o.outFile != "-" {
+		if err := checkOutFile("--output-file", o.outFile); err != nil {
+			return err
+		}
+	}
 	return o.input.validate()
 }
 
@@ -98,23 +102,18 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if o.outFile == "" || o.outFile == "-" {
 		return write(o.streams.Out)
 	}
-	return writeFileAtomic(o.outFile, write)
+	return outfile.Write(o.outFile, write)
 }
 
-// writeFileAtomic writes through a temporary file in the same directory and
-// renames it into place, so a failed write never leaves a truncated file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+// checkOutFile refuses, before any work, an output file that the write
+// at the end would refuse (a device, FIFO, socket or directory; see
+// internal/outfile). "" is none.
+func checkOutFile(flag, path string) error {
+	if path == "" {
+		return nil
 	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	if _, err := outfile.Check(path); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }

@@ -58,8 +58,13 @@ type Client struct {
 	// DeferFiles writes cache files only when SaveCache is called, not
 	// after every apply: for a long-running client.
 	DeferFiles bool
-	cache      map[tableKey]cacheEntry
-	commits    int // transactions committed, for the cache
+	// CacheWarn receives each failure to write a cache file (a full,
+	// read-only or unwritable state directory). The file only saves the
+	// next run a read of the kernel, so the client goes on without it
+	// and leaves the warning to the caller; nil drops it.
+	CacheWarn func(error)
+	cache     map[tableKey]cacheEntry
+	commits   int // transactions committed, for the cache
 	// StaleChainWait is how long Apply keeps retrying the deletion of
 	// stale chains that the kernel reports busy (EBUSY) before it leaves
 	// them for the next apply. kube-proxy waits at least a second.

@@ -66,7 +66,8 @@ func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSet
 
 // renderSnapshot renders snap with settings s into a new desired state.
 func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
-	st := c.reporter().Start()
+	st := c.reporter().Start(fmt.Sprintf("rendering %d Services (%s)", len(snap.Services), s.mode))
+	defer st.End()
 	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg}
 	if s.onNode && len(d.cfg.HostAddresses) == 0 {
 		// Read at every render: in watch mode addresses come and go.

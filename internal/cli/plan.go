@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/outfile"
 )
 
 // PlanOptions are the options of `plan`.
@@ -35,7 +36,9 @@ print the difference as a unified diff in the mode's native syntax. Only the
 rules the tool owns are compared; everything else is left out.
 
 Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
-		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+		Example: `  # What would apply change on this node? (on a node, as root)
+  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+  # The same for nftables mode, from a snapshot file, as JSON (on a node, as root)
   kubectl svcproxy plan --mode=nftables -f snapshot.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
@@ -64,6 +67,9 @@ func (o *PlanOptions) Validate() error {
 	if err := o.input.validate(); err != nil {
 		return err
 	}
+	if err := checkOutFile("--out", o.out); err != nil {
+		return err
+	}
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
 		return err
 	}
@@ -85,8 +91,9 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := o.reporter().Start()
-	p, err := b.plan(ctx, d)
+	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
+	defer st.End()
+	p, err := planKernel(ctx, b, d)
 	if err != nil {
 		return err
 	}
@@ -115,7 +122,7 @@ func (o *PlanOptions) save(snap *cluster.Snapshot, b kernelBackend, p kernelPlan
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(o.out, saved.Encode); err != nil {
+	if err := outfile.Write(o.out, saved.Encode); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	// Machine output keeps stdout for the data.
@@ -134,10 +141,16 @@ type planReport struct {
 	Backend string       `json:"backend"`
 	Summary diff.Summary `json:"summary"`
 	Sets    any          `json:"changeSets"`
+	// Sysctls are the sysctls the plan changes.
+	Sysctls diff.SysctlChanges `json:"sysctls"`
 }
 
 func writePlan(w io.Writer, format string, mode Mode, b kernelBackend, p kernelPlan) error {
-	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data()}
+	sysctls := p.sysctls()
+	if sysctls == nil {
+		sysctls = diff.SysctlChanges{}
+	}
+	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data(), Sysctls: sysctls}
 	if format != "text" {
 		return writeData(w, format, &report)
 	}

@@ -108,7 +108,13 @@ func splitJSONValues(data []byte, check bool) (docs []document, ok bool) {
 		counted = i
 		doc := document{line: line, data: data[i:end:end], json: true}
 		if fields.anyCut() {
+			// The scan placed each member in data; the document's
+			// fields are placed in the document, as jsonObjectFields
+			// places them (validWithout cuts the document at them).
 			doc.fields = slices.Clone(fields)
+			for k := range doc.fields {
+				doc.fields[k].at -= i
+			}
 		}
 		docs = append(docs, doc)
 		i = jsonSkipSpace(data, end)

@@ -37,6 +37,8 @@ type Summary struct {
 	DestinationsDraining int `json:"destinationsDraining,omitempty"`
 	AddressesAdded       int `json:"addressesAdded,omitempty"`
 	AddressesRemoved     int `json:"addressesRemoved,omitempty"`
+	// Sysctls changed (docs/OUTPUT.md).
+	Sysctls int `json:"sysctls,omitempty"`
 }
 
 // Add accumulates another summary.
@@ -60,6 +62,7 @@ func (s *Summary) Add(o Summary) {
 	s.DestinationsDraining += o.DestinationsDraining
 	s.AddressesAdded += o.AddressesAdded
 	s.AddressesRemoved += o.AddressesRemoved
+	s.Sysctls += o.Sysctls
 }
 
 // Empty reports whether the summary counts nothing.
@@ -84,6 +87,9 @@ func (s Summary) String() string {
 	}
 	if s.AddressesAdded+s.AddressesRemoved > 0 {
 		out += fmt.Sprintf(", addresses +%d -%d", s.AddressesAdded, s.AddressesRemoved)
+	}
+	if s.Sysctls > 0 {
+		out += fmt.Sprintf(", sysctls ~%d", s.Sysctls)
 	}
 	return out
 }

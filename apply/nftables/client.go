@@ -136,6 +136,12 @@ func (c *Client) Plan(ctx context.Context, desired []*nft.Ruleset) ([]*Plan, err
 		if err := c.checkOwned(d.Family, d.Table); err != nil {
 			return nil, err
 		}
+		// Rules are nft text until they are compiled: one that the text
+		// cannot hold as written (an interface name with a quote) is
+		// refused here, before the kernel or the --dry-run script sees it.
+		if err := d.ValidateRules(); err != nil {
+			return nil, fmt.Errorf("refusing to write the rendered rules: %w", err)
+		}
 		live, gen, known, err := c.readLive(d.Family, d.Table)
 		if err != nil {
 			return nil, err

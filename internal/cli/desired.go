@@ -87,7 +87,9 @@ func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*des
 		case ModeIPVS:
 			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
 		case ModeUserspace:
-			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, s.userspace))
+			rs := render.Userspace(table, d.cfg, s.userspace)
+			c.warnUnallocated(rs, s.userspace.PortRange)
+			d.userspace = append(d.userspace, rs)
 		}
 	}
 	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
@@ -110,4 +112,26 @@ func (c *common) renderIPTables(t *nodetable.ServiceTable, cfg render.Config) *i
 		return r.Render(t, cfg)
 	}
 	return render.IPTables(t, cfg)
+}
+
+// warnUnallocated warns about each Service port of rs that got no proxy
+// port because the range is full: it gets no portal rules and no proxy,
+// as kube-proxy v1.25's userspace proxier logged an error for each port
+// it could not allocate and carried on with the others.
+func (c *common) warnUnallocated(rs *userspace.Ruleset, r render.ProxyPortRange) {
+	r = r.OrDefault()
+	proxied := 0
+	for i := range rs.Ports {
+		if p := rs.Ports[i].Name.Protocol; p == nodetable.TCP || p == nodetable.UDP {
+			proxied++
+		}
+	}
+	for i := range rs.Ports {
+		p := &rs.Ports[i]
+		if p.ProxyPort != 0 || (p.Name.Protocol != nodetable.TCP && p.Name.Protocol != nodetable.UDP) {
+			continue
+		}
+		c.warnOnce(fmt.Sprintf("service port %s/%s: no proxy port left in the proxy port range %s (%d ports, less the NodePorts in it, for %d TCP and UDP Service ports): not proxied, no portal rules",
+			p.Name, p.Name.Protocol.Lower(), r, r.Size(), proxied))
+	}
 }

@@ -64,6 +64,7 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	}
 	if dryRun {
 		out, flush := c.colored("text", scriptClass)
+		dryRunSysctls(out, p.sysctls())
 		return p, errors.Join(b.dryRun(out, p), flush())
 	}
 	if beforeApply != nil {
@@ -77,8 +78,15 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	st.End()
 	st = c.reporter().Start(fmt.Sprintf("applying (%s): %s", b.name(), p.summary()))
 	defer st.End()
-	if err := b.apply(context.WithoutCancel(ctx), p); err != nil {
+	// The sysctls the plan shows, and only those, before the rules that
+	// need them (route_localnet before the localhost NodePort rules).
+	if err := writeSysctls(procSys, p.sysctls()); err != nil {
 		return p, err
+	}
+	if !p.rulesEmpty() {
+		if err := b.apply(context.WithoutCancel(ctx), p); err != nil {
+			return p, err
+		}
 	}
 	st.Done("applied (%s): %s", b.name(), p.summary())
 	return p, nil

@@ -93,7 +93,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	}
 	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
 	defer st.End()
-	p, err := b.plan(ctx, d)
+	p, err := planKernel(ctx, b, d)
 	if err != nil {
 		return err
 	}
@@ -141,10 +141,16 @@ type planReport struct {
 	Backend string       `json:"backend"`
 	Summary diff.Summary `json:"summary"`
 	Sets    any          `json:"changeSets"`
+	// Sysctls are the sysctls the plan changes.
+	Sysctls diff.SysctlChanges `json:"sysctls"`
 }
 
 func writePlan(w io.Writer, format string, mode Mode, b kernelBackend, p kernelPlan) error {
-	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data()}
+	sysctls := p.sysctls()
+	if sysctls == nil {
+		sysctls = diff.SysctlChanges{}
+	}
+	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: mode, Backend: b.name(), Summary: p.summary(), Sets: p.data(), Sysctls: sysctls}
 	if format != "text" {
 		return writeData(w, format, &report)
 	}

@@ -52,7 +52,8 @@ func (o *PlanOptions) runAllNodes(newSnap, oldSnap *cluster.Snapshot) error {
 	if len(removed) > 0 {
 		o.warnf("%s only in %s, which the change removes: not planned", review.NodeList(removed, textNodeNames), o.againstName())
 	}
-	st := o.reporter().Start()
+	st := o.reporter().Start(fmt.Sprintf("planning %d nodes", len(nodes)))
+	defer st.End()
 	groups, err := o.planAllNodes(newSnap, oldSnap, nodes)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ type connFlags struct {
 	// the flag is kept so that command lines written for kubectl work.
 	cacheDir string
 	// namespace says whether -n/--namespace is among the flags. The
-	// commands leave it out (see namespaceFlagError); the saved plan's
+	// commands leave it out (see flagError); the saved plan's
 	// conflict list names it.
 	namespace bool
 }

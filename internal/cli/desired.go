@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -65,12 +66,16 @@ func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSet
 
 // renderSnapshot renders snap with settings s into a new desired state.
 func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
-	st := c.reporter().Start()
+	st := c.reporter().Start(fmt.Sprintf("rendering %d Services (%s)", len(snap.Services), s.mode))
+	defer st.End()
 	tables, err := c.tables(snap, s.cluster)
 	if err != nil {
 		return nil, err
 	}
 	d := c.renderTables(s, tables)
+	for _, rs := range d.userspace {
+		c.warnUnallocated(rs, s.userspace.PortRange)
+	}
 	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
 	return d, nil
 }
@@ -120,4 +125,26 @@ func renderIPTables(r *render.IPTablesRenderer, t *nodetable.ServiceTable, cfg r
 		return r.Render(t, cfg)
 	}
 	return render.IPTables(t, cfg)
+}
+
+// warnUnallocated warns about each Service port of rs that got no proxy
+// port because the range is full: it gets no portal rules and no proxy,
+// as kube-proxy v1.25's userspace proxier logged an error for each port
+// it could not allocate and carried on with the others.
+func (c *common) warnUnallocated(rs *userspace.Ruleset, r render.ProxyPortRange) {
+	r = r.OrDefault()
+	proxied := 0
+	for i := range rs.Ports {
+		if p := rs.Ports[i].Name.Protocol; p == nodetable.TCP || p == nodetable.UDP {
+			proxied++
+		}
+	}
+	for i := range rs.Ports {
+		p := &rs.Ports[i]
+		if p.ProxyPort != 0 || (p.Name.Protocol != nodetable.TCP && p.Name.Protocol != nodetable.UDP) {
+			continue
+		}
+		c.warnOnce(fmt.Sprintf("service port %s/%s: no proxy port left in the proxy port range %s (%d ports, less the NodePorts in it, for %d TCP and UDP Service ports): not proxied, no portal rules",
+			p.Name, p.Name.Protocol.Lower(), r, r.Size(), proxied))
+	}
 }

@@ -29,8 +29,9 @@ func TestFlagsPerCommand(t *testing.T) {
 			[]string{"wait", "dry-run", "udp-timeout"}},
 		{"apply", []string{"kubeconfig", "mode", "ipvs-scheduler", "bind-address", "lock-file", "ipvs-strict-arp", "wait", "wait-timeout", "watch", "dry-run"},
 			[]string{"udp-timeout", "reload-interval"}},
-		{"reset", []string{"mode", "family", "config", "iptables-backend", "lock-file", "ipvs-exclude-cidrs", "dry-run"},
-			[]string{"kubeconfig", "filename", "node-name", "cluster-cidr", "ipvs-scheduler", "proxy-port-range", "bind-address", "wait"}},
+		// reset takes --node-name, and says it does nothing (TestNoEffectFlagsWarn).
+		{"reset", []string{"mode", "family", "config", "iptables-backend", "lock-file", "ipvs-exclude-cidrs", "dry-run", "node-name"},
+			[]string{"kubeconfig", "filename", "cluster-cidr", "ipvs-scheduler", "proxy-port-range", "bind-address", "wait"}},
 		{"proxy", []string{"kubeconfig", "mode", "node-name", "cluster-cidr", "proxy-port-range", "bind-address", "udp-timeout", "iptables-backend", "lock-wait"},
 			[]string{"ipvs-scheduler", "ipvs-exclude-cidrs", "ipvs-strict-arp", "wait", "wait-timeout", "dry-run", "watch"}},
 		{"version", nil, []string{"kubeconfig", "mode", "node-name", "config", "proxy-port-range", "ipvs-scheduler"}},
@@ -168,7 +169,8 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 // TestNoNamespaceFlag checks that no command takes kubectl's
 // -n/--namespace, which would do nothing (Services are read from every
 // namespace), and that giving it says so. Other unknown flags keep
-// pflag's error.
+// pflag's error. Every flag error points at the command's help, as
+// kubectl's do.
 func TestNoNamespaceFlag(t *testing.T) {
 	root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 	for _, cmd := range root.Commands() {
@@ -189,8 +191,10 @@ func TestNoNamespaceFlag(t *testing.T) {
 		{"proxy --example --namespace default", why},
 		{"reset -n default", why},
 		{"version -n default", why},
-		{"render --example -x", "unknown shorthand flag: 'x' in -x\n"},
-		{"render --example --bogus", "unknown flag: --bogus\n"},
+		{"render --example -x", "unknown shorthand flag: 'x' in -x\nSee 'kubectl svcproxy render --help' for usage.\n"},
+		{"render --example --bogus", "unknown flag: --bogus\nSee 'kubectl svcproxy render --help' for usage.\n"},
+		{"plan --example -n default", why + "\nSee 'kubectl svcproxy plan --help' for usage.\n"},
+		{"render --example --output", "flag needs an argument: --output\nSee 'kubectl svcproxy render --help' for usage.\n"},
 	} {
 		_, stderr, code := run(t, "", strings.Fields(tc.args)...)
 		if code != ExitError || !strings.Contains(stderr, tc.want) {

@@ -62,7 +62,56 @@ func parseMode(source, name string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("%s %q: must be iptables, nftables, ipvs or userspace", source, name)
+	err := fmt.Errorf("%s %q: must be iptables, nftables, ipvs or userspace", source, name)
+	if m, ok := suggestMode(name); ok {
+		err = fmt.Errorf("%w; did you mean %q?", err, m)
+	}
+	return "", err
+}
+
+// suggestMode is the one mode that name abbreviates ("nft", "ipt") or
+// misspells by at most two edits ("nftabels", "IPVS").
+func suggestMode(name string) (Mode, bool) {
+	name = strings.ToLower(name)
+	var prefixed, near []Mode
+	for _, m := range allModes {
+		if len(name) >= 2 && strings.HasPrefix(string(m), name) {
+			prefixed = append(prefixed, m)
+		}
+		if editDistance(name, string(m)) <= 2 {
+			near = append(near, m)
+		}
+	}
+	found := near
+	if len(prefixed) > 0 {
+		// An abbreviation of two modes ("ip") is not a misspelling of one.
+		found = prefixed
+	}
+	if len(found) != 1 {
+		return "", false
+	}
+	return found[0], true
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // parseFamilies returns the families selected by --family.

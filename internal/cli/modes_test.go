@@ -69,3 +69,21 @@ func TestEveryModeFlagRefusedInOtherModes(t *testing.T) {
 		t.Errorf("only %d combinations checked", checked)
 	}
 }
+
+// TestModeSuggestion: an abbreviated or misspelt mode names the one it is
+// likely to mean; a name near none, or near two, suggests nothing.
+func TestModeSuggestion(t *testing.T) {
+	for name, want := range map[string]string{
+		"nft":      `--mode "nft": must be iptables, nftables, ipvs or userspace; did you mean "nftables"?`,
+		"nftabels": `--mode "nftabels": must be iptables, nftables, ipvs or userspace; did you mean "nftables"?`,
+		"IPVS":     `--mode "IPVS": must be iptables, nftables, ipvs or userspace; did you mean "ipvs"?`,
+		"ipt":      `--mode "ipt": must be iptables, nftables, ipvs or userspace; did you mean "iptables"?`,
+		"user":     `--mode "user": must be iptables, nftables, ipvs or userspace; did you mean "userspace"?`,
+		"ebpf":     `--mode "ebpf": must be iptables, nftables, ipvs or userspace`,
+		"ip":       `--mode "ip": must be iptables, nftables, ipvs or userspace`,
+	} {
+		if _, err := parseMode("--mode", name); err == nil || err.Error() != want {
+			t.Errorf("parseMode(%q): %v, want %s", name, err, want)
+		}
+	}
+}

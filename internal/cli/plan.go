@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/outfile"
 )
 
 // PlanOptions are the options of `plan`.
@@ -52,10 +53,12 @@ every node of the two snapshots and groups the nodes whose plans are the
 same. -o markdown prints a summary for a pull-request comment.
 
 Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
-		Example: `  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+		Example: `  # What would apply change on this node? (on a node, as root)
+  kubectl svcproxy plan --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+  # The same for nftables mode, from a snapshot file, as JSON (on a node, as root)
   kubectl svcproxy plan --mode=nftables -f snapshot.yaml -o json
-  # Review a change of the example's Services without a node (runs anywhere)
-  kubectl svcproxy diff --example --against old.yaml --all-nodes -o markdown`,
+  # Review a change of the Services in CI, without a node: every node's plan, grouped (needs two snapshot files)
+  kubectl svcproxy diff -f new.yaml --against old.yaml --all-nodes -o markdown`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
@@ -91,6 +94,9 @@ func (o *PlanOptions) Validate() error {
 	if err := o.validateAgainst(); err != nil {
 		return err
 	}
+	if err := checkOutFile("--out", o.out); err != nil {
+		return err
+	}
 	if err := o.proxy.validateRender(kernelModes...); err != nil {
 		return err
 	}
@@ -115,8 +121,9 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := o.reporter().Start()
-	p, err := b.plan(ctx, d)
+	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
+	defer st.End()
+	p, err := planKernel(ctx, b, d)
 	if err != nil {
 		return err
 	}
@@ -147,7 +154,7 @@ func (o *PlanOptions) save(snap *cluster.Snapshot, b kernelBackend, p kernelPlan
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(o.out, saved.Encode); err != nil {
+	if err := outfile.Write(o.out, saved.Encode); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	// Machine output keeps stdout for the data.

@@ -33,13 +33,19 @@ type planReport struct {
 	Against string       `json:"against,omitempty"`
 	Summary diff.Summary `json:"summary"`
 	Sets    any          `json:"changeSets"`
+	// Sysctls are the sysctls the plan changes.
+	Sysctls diff.SysctlChanges `json:"sysctls"`
 }
 
 // writePlan prints p in the format of --output. services are the
 // Services the plan changes, for markdown; nil when unknown (a kernel
 // holds rules, not Services).
 func (o *PlanOptions) writePlan(w io.Writer, h planHead, p kernelPlan, services []review.ServiceChange) error {
-	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: h.mode, Backend: h.backend, Against: h.against, Summary: p.summary(), Sets: p.data()}
+	sysctls := p.sysctls()
+	if sysctls == nil {
+		sysctls = diff.SysctlChanges{}
+	}
+	report := planReport{typeMeta: newTypeMeta(kindPlan), Mode: h.mode, Backend: h.backend, Against: h.against, Summary: p.summary(), Sets: p.data(), Sysctls: sysctls}
 	switch o.output {
 	case "text":
 	case "markdown":

@@ -8,7 +8,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Set at build time with -ldflags "-X ...cli.version=v1.2.3 ...".
+// Set at build time with -ldflags "-X ...cli.version=v1.2.3 ..."; where
+// they are not, the build's own record fills them in (buildinfo.go).
 var (
 	version = "dev"
 	commit  = "unknown"
@@ -44,7 +45,9 @@ func newVersionCommand(c *common) *cobra.Command {
 		Long: `Print the version, the commit and date of the build, the Go version and
 platform, and the kube-proxy release whose rules the tool renders; -o json|yaml
 prints them as a Version object (docs/OUTPUT.md).`,
-		Example: `  kubectl svcproxy version
+		Example: `  # Print the version
+  kubectl svcproxy version
+  # The same as a Version object
   kubectl svcproxy version -o json`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
@@ -61,19 +64,30 @@ func (o *VersionOptions) Validate() error { return validateOutput(o.output) }
 
 // Run prints the version.
 func (o *VersionOptions) Run(context.Context) error {
-	v := versionInfo{
+	v := currentVersion()
+	if o.output != "text" {
+		return writeData(o.streams.Out, o.output, &v)
+	}
+	_, err := fmt.Fprintln(o.streams.Out, v.line())
+	return err
+}
+
+// currentVersion is this binary's Version object.
+func currentVersion() versionInfo {
+	s := stamp()
+	return versionInfo{
 		typeMeta:               newTypeMeta(kindVersion),
-		Version:                version,
-		Commit:                 commit,
-		BuildDate:              date,
+		Version:                s.version,
+		Commit:                 s.commit,
+		BuildDate:              s.date,
 		GoVersion:              runtime.Version(),
 		Platform:               runtime.GOOS + "/" + runtime.GOARCH,
 		KubeProxyCompatibility: kubeProxyCompatibility,
 	}
-	if o.output != "text" {
-		return writeData(o.streams.Out, o.output, &v)
-	}
-	_, err := fmt.Fprintf(o.streams.Out, "kubectl-svcproxy %s (commit %s, built %s, %s, %s, kube-proxy compatibility %s)\n",
+}
+
+// line is the text form, which `version` and `--version` print.
+func (v versionInfo) line() string {
+	return fmt.Sprintf("kubectl-svcproxy %s (commit %s, built %s, %s, %s, kube-proxy compatibility %s)",
 		v.Version, v.Commit, v.BuildDate, v.GoVersion, v.Platform, v.KubeProxyCompatibility)
-	return err
 }

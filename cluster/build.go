@@ -233,9 +233,19 @@ func (b *builder) nodeHostIPs(node *corev1.Node) []netip.Addr {
 }
 
 // addServiceCIDRs fills in each table's ServiceCIDRs, deduplicated and
-// sorted (kube-proxy keeps them in a set).
+// sorted (kube-proxy keeps them in a set). One that would drop the node's
+// own traffic (serviceCIDRProblem) is left out with a warning. It runs
+// after describeNode, so that the node's IPs are known.
 func (b *builder) addServiceCIDRs(tables *nodetable.Tables, s *Snapshot, override []netip.Prefix) {
-	all := slices.Clone(override)
+	type sourced struct {
+		p      netip.Prefix
+		object string
+		field  string
+	}
+	var all []sourced
+	for _, p := range override {
+		all = append(all, sourced{p, "config", "service CIDR"})
+	}
 	if len(override) == 0 {
 		for _, i := range sortedBy(s.ServiceCIDRs, func(c *networkingv1.ServiceCIDR) string { return c.Name }) {
 			sc := &s.ServiceCIDRs[i]
@@ -245,18 +255,22 @@ func (b *builder) addServiceCIDRs(tables *nodetable.Tables, s *Snapshot, overrid
 					b.warn("servicecidr "+sc.Name, "invalid spec.cidrs[%d] %q: ignored", j, c)
 					continue
 				}
-				all = append(all, p)
+				all = append(all, sourced{p, "servicecidr " + sc.Name, fmt.Sprintf("spec.cidrs[%d]", j)})
 			}
 		}
 	}
-	for _, p := range all {
-		if !p.IsValid() {
-			b.warn("config", "invalid service CIDR %v: ignored", p)
+	for _, c := range all {
+		if !c.p.IsValid() {
+			b.warn(c.object, "invalid %s %v: ignored", c.field, c.p)
 			continue
 		}
-		t := tables.ForFamily(nodetable.FamilyOf(p.Addr()))
-		if !slices.Contains(t.ServiceCIDRs, p.Masked()) {
-			t.ServiceCIDRs = append(t.ServiceCIDRs, p.Masked())
+		t := tables.ForFamily(nodetable.FamilyOf(c.p.Addr()))
+		if why := serviceCIDRProblem(c.p, t.Node.IPs); why != "" {
+			b.warn(c.object, "%s %s %s: ignored, so that the node keeps its own traffic there", c.field, c.p, why)
+			continue
+		}
+		if !slices.Contains(t.ServiceCIDRs, c.p.Masked()) {
+			t.ServiceCIDRs = append(t.ServiceCIDRs, c.p.Masked())
 		}
 	}
 	for _, t := range []*nodetable.ServiceTable{tables.IPv4, tables.IPv6} {

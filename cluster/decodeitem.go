@@ -95,7 +95,8 @@ func examineFields(loc location, raw []byte, fields jsonFields, itemKind string,
 	case h.kind == "List" || strings.HasSuffix(h.kind, "List") && items != nil:
 		it.class, it.items = itemList, items
 		it.list, it.listCut = fields.cutItems(listItemsKey)
-		if lazy && !validWithout(raw, fields, "items") {
+		it.warnings, it.err = listDuplicates(loc, fields)
+		if it.err == nil && lazy && !validWithout(raw, fields, "items") {
 			it.err = loc.errorf("not valid JSON")
 		}
 	default:
@@ -280,7 +281,8 @@ func unmarshalV1(kind string, raw []byte) (obj any, strictErrs []error, err erro
 // decodeObject decodes one Node, Service, EndpointSlice or ServiceCIDR as
 // the API machinery's strict JSON serializer does (unmarshalStrict), and
 // gives it the defaults the API server gives it on create (defaults.go).
-// Unknown and duplicate fields become warnings; type errors are errors.
+// Unknown and duplicate fields become warnings that say what was read
+// (strictWarning); type errors are errors.
 func decodeObject(loc location, h header, raw []byte, v2Refused bool) (obj any, warnings []string, err error) {
 	var strictErrs []error
 	if v2Refused {
@@ -295,7 +297,7 @@ func decodeObject(loc location, h header, raw []byte, v2Refused bool) (obj any, 
 		return nil, nil, loc.wrap(err)
 	}
 	for _, e := range strictErrs {
-		warnings = append(warnings, fmt.Sprintf("%v: ignored", e))
+		warnings = append(warnings, strictWarning(obj, e))
 	}
 	return finishObject(loc, h, obj, warnings)
 }

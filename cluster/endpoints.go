@@ -265,6 +265,10 @@ func (b *builder) sliceEndpoints(object string, slice *discoveryv1.EndpointSlice
 			b.warn(object, "endpoints[%d].addresses[0] %q is not %s like the slice: endpoint skipped", i, ep.Addresses[0], f)
 			continue
 		}
+		if why := unusableIP(ip, true); why != "" {
+			b.warn(object, "endpoints[%d].addresses[0] %q %s: endpoint skipped", i, ep.Addresses[0], why)
+			continue
+		}
 		e := nodetable.Endpoint{
 			IP:          ip,
 			Ready:       ep.Conditions.Ready == nil || *ep.Conditions.Ready,

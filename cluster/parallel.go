@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"fmt"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -23,7 +26,9 @@ func forEachChunk(n int, fn func(i int)) {
 	forEachOn(min(runtime.GOMAXPROCS(0), n), n, fn)
 }
 
-// forEachOn is forEach on the given number of goroutines.
+// forEachOn is forEach on the given number of goroutines. A panic in fn
+// is raised again on the caller's goroutine, where the command's recover
+// reports it as an error, rather than end the process with a trace.
 func forEachOn(workers, n int, fn func(i int)) {
 	if workers <= 1 {
 		for i := range n {
@@ -33,12 +38,61 @@ func forEachOn(workers, n int, fn func(i int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var panicked atomic.Pointer[workerPanic]
 	for range workers {
 		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					panicked.CompareAndSwap(nil, &workerPanic{value: r, site: panicSite()})
+					next.Store(int64(n)) // no more calls
+				}
+			}()
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				fn(i)
 			}
 		})
 	}
 	wg.Wait()
+	switch p := panicked.Load(); {
+	case p == nil:
+	case isFault(p.value):
+		panic(p.value) // for guardFault: a mapped file shrank
+	default:
+		panic(p)
+	}
+}
+
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
+}
+
+// workerPanic is a panic of one of forEachOn's goroutines, with where it
+// happened, since raising it again loses that goroutine's stack.
+type workerPanic struct {
+	value any
+	site  string
+}
+
+func (p *workerPanic) String() string { return fmt.Sprintf("%v%s", p.value, p.site) }
+
+// panicSite is " at function (file:line)" of the code that panicked;
+// called from a deferred recover, while the panicking frames are still
+// on the stack.
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case strings.HasPrefix(f.Function, "runtime.panic") || f.Function == "runtime.gopanic" || f.Function == "runtime.sigpanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Sprintf(" at %s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
 }

@@ -113,6 +113,10 @@ func (b *builder) clusterIPs(object string, svc *corev1.Service) (map[nodetable.
 			b.warn(object, "invalid clusterIP %q: skipped", s)
 			return nil, false
 		}
+		if why := unusableIP(ip, false); why != "" {
+			b.warn(object, "clusterIP %q %s: skipped", s, why)
+			return nil, false
+		}
 		family := nodetable.FamilyOf(ip)
 		if len(svc.Spec.IPFamilies) > 0 {
 			if i >= len(svc.Spec.IPFamilies) {
@@ -181,6 +185,10 @@ func (b *builder) externalIPs(object string, ips []string) []netip.Addr {
 			}
 			continue
 		}
+		if why := unusableIP(ip, true); why != "" {
+			b.warn(object, "externalIPs[%d] %q %s: ignored", i, s, why)
+			continue
+		}
 		out = append(out, ip)
 	}
 	return out
@@ -203,6 +211,10 @@ func (b *builder) loadBalancerVIPs(object string, ingress []corev1.LoadBalancerI
 		ip, err := parseIP(ing.IP)
 		if err != nil {
 			b.warn(object, "invalid status.loadBalancer.ingress[%d].ip %q: ignored", i, ing.IP)
+			continue
+		}
+		if why := unusableIP(ip, false); why != "" {
+			b.warn(object, "status.loadBalancer.ingress[%d].ip %q %s: ignored", i, ing.IP, why)
 			continue
 		}
 		out = append(out, ip)

@@ -39,3 +39,25 @@ func TestSplitYAMLKeepsTheFile(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONStreamWithAListAfterAnObject checks that a List that is not
+// the first value of a JSON stream decodes: the members the split found
+// were placed in the file, not in the List, and checking the List's JSON
+// cut it at the wrong place and panicked (found with issue 33).
+func TestJSONStreamWithAListAfterAnObject(t *testing.T) {
+	svc := func(name, ip string) string {
+		return `{"apiVersion":"v1","kind":"Service","metadata":{"name":"` + name + `","namespace":"ns"},"spec":{"clusterIP":"` + ip + `","ports":[{"port":80}]}}`
+	}
+	for _, in := range []string{
+		svc("x", "10.96.0.1") + "\n" + `{"apiVersion":"v1","kind":"List","items":[` + svc("a", "10.96.0.2") + `]}`,
+		"  \n" + `{"apiVersion":"v1","kind":"List","items":[` + svc("a", "10.96.0.2") + `]}` + "\n" + svc("x", "10.96.0.1"),
+	} {
+		s, err := Decode("stream.json", []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Services) != 2 {
+			t.Errorf("%d Services, want 2", len(s.Services))
+		}
+	}
+}

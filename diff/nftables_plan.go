@@ -8,14 +8,23 @@ import (
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
-// Summary counts chains, rules and elements added and removed. Sets and
-// maps are not counted on their own; their elements are.
+// Summary counts chains, rules, sets and elements added and removed. A
+// set or map is counted by its declaration as well as by its elements:
+// one that holds none (a foreign set that goes, say) is a change too.
 func (cs *NFTablesChangeSet) Summary() Summary {
 	var s Summary
 	for _, c := range cs.Chains {
 		countChain(&s, c.Verb, c.Old, c.Rules)
 	}
 	for _, c := range cs.Sets {
+		switch c.Verb {
+		case CreateSet:
+			s.SetsAdded++
+		case ReplaceSet:
+			s.SetsChanged++
+		case DeleteSet:
+			s.SetsDeleted++
+		}
 		s.ElementsAdded += len(c.Added)
 		s.ElementsRemoved += len(c.Removed)
 	}

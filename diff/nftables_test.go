@@ -114,7 +114,7 @@ func TestNFTablesFromNothing(t *testing.T) {
 			elements += len(s.Elements)
 		}
 	}
-	want := Summary{ChainsAdded: len(desired.Chains), RulesAdded: rules, ElementsAdded: elements}
+	want := Summary{ChainsAdded: len(desired.Chains), RulesAdded: rules, SetsAdded: len(desired.Sets), ElementsAdded: elements}
 	if got := cs.Summary(); got != want {
 		t.Fatalf("summary %+v, want %+v", got, want)
 	}
@@ -274,7 +274,7 @@ func TestDeleteNFTables(t *testing.T) {
 		t.Fatalf("reset does not delete the table: %+v", cs.Table)
 	}
 	s := cs.Summary()
-	if s.ChainsDeleted != len(live.Chains) || s.ChainsAdded+s.ElementsAdded+s.RulesAdded != 0 {
+	if s.ChainsDeleted != len(live.Chains) || s.SetsDeleted != len(live.Sets) || s.ChainsAdded+s.SetsAdded+s.ElementsAdded+s.RulesAdded != 0 {
 		t.Fatalf("reset summary %+v for %d chains", s, len(live.Chains))
 	}
 }

@@ -17,6 +17,12 @@ type Summary struct {
 	ChainsDeleted int `json:"chainsDeleted"`
 	RulesAdded    int `json:"rulesAdded"`
 	RulesRemoved  int `json:"rulesRemoved"`
+	// nftables sets and maps by their declarations: created, declared
+	// anew (the table is rebuilt), deleted. What they hold is counted in
+	// elements; a set counted here may hold none.
+	SetsAdded   int `json:"setsAdded,omitempty"`
+	SetsChanged int `json:"setsChanged,omitempty"`
+	SetsDeleted int `json:"setsDeleted,omitempty"`
 	// Set and map elements (nftables; ipset entries in ipvs mode).
 	ElementsAdded   int `json:"elementsAdded,omitempty"`
 	ElementsRemoved int `json:"elementsRemoved,omitempty"`
@@ -31,6 +37,8 @@ type Summary struct {
 	DestinationsDraining int `json:"destinationsDraining,omitempty"`
 	AddressesAdded       int `json:"addressesAdded,omitempty"`
 	AddressesRemoved     int `json:"addressesRemoved,omitempty"`
+	// Sysctls changed (docs/OUTPUT.md).
+	Sysctls int `json:"sysctls,omitempty"`
 }
 
 // Add accumulates another summary.
@@ -40,6 +48,9 @@ func (s *Summary) Add(o Summary) {
 	s.ChainsDeleted += o.ChainsDeleted
 	s.RulesAdded += o.RulesAdded
 	s.RulesRemoved += o.RulesRemoved
+	s.SetsAdded += o.SetsAdded
+	s.SetsChanged += o.SetsChanged
+	s.SetsDeleted += o.SetsDeleted
 	s.ElementsAdded += o.ElementsAdded
 	s.ElementsRemoved += o.ElementsRemoved
 	s.ServicesAdded += o.ServicesAdded
@@ -51,6 +62,7 @@ func (s *Summary) Add(o Summary) {
 	s.DestinationsDraining += o.DestinationsDraining
 	s.AddressesAdded += o.AddressesAdded
 	s.AddressesRemoved += o.AddressesRemoved
+	s.Sysctls += o.Sysctls
 }
 
 // Empty reports whether the summary counts nothing.
@@ -60,6 +72,9 @@ func (s Summary) Empty() bool { return s == Summary{} }
 func (s Summary) String() string {
 	out := fmt.Sprintf("chains +%d ~%d -%d, rules +%d -%d",
 		s.ChainsAdded, s.ChainsChanged, s.ChainsDeleted, s.RulesAdded, s.RulesRemoved)
+	if s.SetsAdded+s.SetsChanged+s.SetsDeleted > 0 {
+		out += fmt.Sprintf(", sets +%d ~%d -%d", s.SetsAdded, s.SetsChanged, s.SetsDeleted)
+	}
 	if s.ElementsAdded+s.ElementsRemoved > 0 {
 		out += fmt.Sprintf(", elements +%d -%d", s.ElementsAdded, s.ElementsRemoved)
 	}
@@ -72,6 +87,9 @@ func (s Summary) String() string {
 	}
 	if s.AddressesAdded+s.AddressesRemoved > 0 {
 		out += fmt.Sprintf(", addresses +%d -%d", s.AddressesAdded, s.AddressesRemoved)
+	}
+	if s.Sysctls > 0 {
+		out += fmt.Sprintf(", sysctls ~%d", s.Sysctls)
 	}
 	return out
 }

@@ -107,6 +107,9 @@ func (c *Config) Validate() error {
 		return &SettingError{Setting: "detectLocalMode", Value: fmt.Sprintf("%q", c.DetectLocalMode),
 			Problem: "must be ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix"}
 	}
+	if err := c.validateInterfaces(); err != nil {
+		return err
+	}
 	switch c.NFTablesLayout {
 	case "", NFTablesLayoutKubeProxy, NFTablesLayoutCompact:
 	default:

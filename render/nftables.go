@@ -146,10 +146,10 @@ func nftMark(bit int) string { return fmt.Sprintf("0x%08x", uint32(1)<<bit) }
 func (s *nftState) localDetector() nftLocal {
 	switch s.cfg.DetectLocalMode {
 	case LocalModeBridgeInterface:
-		q := `"` + s.cfg.BridgeInterface + `"`
+		q := nft.QuoteString(s.cfg.BridgeInterface)
 		return nftLocal{ifLocal: "iifname " + q, ifNotLocal: "iifname != " + q}
 	case LocalModeInterfaceNamePrefix:
-		q := `"` + s.cfg.InterfaceNamePrefix + `*"`
+		q := nft.QuoteString(s.cfg.InterfaceNamePrefix + "*")
 		return nftLocal{ifLocal: "iifname " + q, ifNotLocal: "iifname != " + q}
 	}
 	d := s.cfg.localDetector(s.t)

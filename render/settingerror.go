@@ -7,7 +7,8 @@ import "fmt"
 // where the value came from (a flag or a field of a config file).
 type SettingError struct {
 	// Setting is the refused setting: masqueradeBit, detectLocalMode,
-	// nodePortAddresses, scheduler, listenIP or portRange.
+	// bridgeInterface, interfaceNamePrefix, nodePortAddresses, scheduler,
+	// listenIP or portRange.
 	Setting string
 	// Value is the refused value as the message shows it (quoted if text).
 	Value string

@@ -79,8 +79,9 @@ type userspaceState struct {
 // taken for symmetry with the other modes: v1.25's userspace mode honoured
 // none of its settings (no masquerading, nodePortAddresses or local
 // detection). Service ports that get no proxy port because the range is
-// full are listed with proxy port 0 and get no rules; allocatePorts
-// reports them as an error. SCTP Service ports are left out (see
+// full are listed with proxy port 0 and get no rules; the caller warns
+// about each, as v1.25 logged an error for each port it could not
+// allocate (internal/cli). SCTP Service ports are left out (see
 // userspaceProtocol).
 func Userspace(t *nodetable.ServiceTable, cfg Config, opts UserspaceOptions) *userspace.Ruleset {
 	_ = cfg
@@ -136,7 +137,8 @@ func allocateProxyPorts(t *nodetable.ServiceTable, r ProxyPortRange) map[nodetab
 			reserved = append(reserved, sp.HealthCheckNodePort)
 		}
 	}
-	ports, _ := allocatePorts(names, r, reserved) // the unallocated are absent: port 0
+	// The unallocated are absent, so port 0: Userspace lists them so.
+	ports, _ := allocatePorts(names, r, reserved)
 	return ports
 }
 

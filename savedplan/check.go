@@ -3,6 +3,7 @@ package savedplan
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -64,12 +65,57 @@ func (p *Plan) CheckLive(now []Table) error {
 	return nil
 }
 
-// CheckChanges compares the change set computed now with the one that was
-// reviewed.
-func (p *Plan) CheckChanges(digest string) error {
-	if digest != p.Changes.SHA256 {
-		return fmt.Errorf("%w: planned again now, it gives other changes than the ones saved "+
-			"(the node's addresses or sysctls, or the tool, changed?); run plan again", ErrStale)
+// CheckChanges compares the change set planned now, as plan prints it,
+// with the plan text in the file: what the reviewer read is what apply may
+// write. Their hunk headers and added and removed lines must be the same,
+// in the same order; comments and context lines may differ (see
+// ChangeLines). The stored changes.sha256 plays no part: Decode has
+// checked that it is the digest of the text.
+func (p *Plan) CheckChanges(nowText string) error {
+	return CompareChanges(p.Changes.Diff, nowText)
+}
+
+// ErrEdited marks a saved plan whose parts disagree with each other: the
+// file was changed after plan wrote it.
+var ErrEdited = errors.New("the saved plan was edited")
+
+// CompareChanges compares the change lines of the reviewed plan text with
+// those of the text planned now, and names the first line where they part:
+// the line of each side, or that a side has no more.
+func CompareChanges(reviewed, now string) error {
+	was, is := ChangeLines(reviewed), ChangeLines(now)
+	for i := range max(len(was), len(is)) {
+		a, b := lineAt(was, i), lineAt(is, i)
+		if a == b {
+			continue
+		}
+		return fmt.Errorf("%w: planned again now, its changes differ from the plan text that was reviewed, "+
+			"at change line %d: the plan file shows %s, planned now: %s; run plan again", ErrStale, i+1, a, b)
+	}
+	return nil
+}
+
+// lineAt quotes lines[i], or says that there is none.
+func lineAt(lines []string, i int) string {
+	if i >= len(lines) {
+		return "no more changes"
+	}
+	return strconv.Quote(lines[i])
+}
+
+// CheckConsistent refuses a plan whose parts disagree, as a file edited
+// after plan wrote it: a top-level node or mode that is not what its
+// settings (which are what apply uses) say, or a changes.sha256 that is
+// not the digest of its changes.diff. A reader of the file must be able to
+// trust either part.
+func (p *Plan) CheckConsistent() error {
+	for field, want := range map[string]string{"mode": p.Mode, "node-name": p.Node} {
+		if got, ok := p.Settings[field]; !ok || got != want {
+			return fmt.Errorf("%w: its settings say %s=%q, but the plan is for %q", ErrEdited, field, got, want)
+		}
+	}
+	if sum := ChangeDigest(p.Changes.Diff); sum != p.Changes.SHA256 {
+		return fmt.Errorf("%w: its changes.sha256 is not the digest of its changes.diff (%s); run plan again", ErrEdited, sum)
 	}
 	return nil
 }

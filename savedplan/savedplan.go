@@ -3,12 +3,13 @@
 // and to prove that the node has not moved since it was computed.
 //
 // A saved plan does not hold kernel commands. It holds the input (the
-// cluster snapshot and the settings, as flag values) and three
-// fingerprints: of the machine it was made on, of the owned kernel state
-// it was computed against, table by table, and of the change set itself.
-// apply renders the input again, plans it against the kernel, and writes
-// only if all three fingerprints match, so what it writes is the change
-// set that was reviewed, or nothing.
+// cluster snapshot and the settings, as flag values), the plan's text as
+// it was shown, and fingerprints of the machine it was made on and of the
+// owned kernel state it was computed against, table by table. apply
+// renders the input again, plans it against the kernel, and writes only
+// if the fingerprints match and the change lines planned now are the
+// text's, line for line, so what it writes is what the text shows, or
+// nothing.
 package savedplan
 
 import (
@@ -77,8 +78,9 @@ type Table struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Changes is the change set of a plan: its text as `plan` printed it, its
-// one-line summary, and the digest that apply compares.
+// Changes is the change set of a plan: its text as `plan` printed it,
+// which apply compares with the change it plans, its one-line summary,
+// and the digest of the text's change lines.
 type Changes struct {
 	Summary string `json:"summary"`
 	SHA256  string `json:"sha256"`
@@ -91,18 +93,29 @@ func Digest(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ChangeDigest fingerprints a plan's text: its hunk headers and its added
-// and removed lines. Comments and context lines are left out, since they
-// carry live figures (a draining real server's connection counts) that
-// move without changing what would be written.
+// ChangeDigest fingerprints a plan's text: its change lines (ChangeLines),
+// each with its newline.
 func ChangeDigest(diffText string) string {
 	h := sha256.New()
-	for line := range strings.Lines(diffText) {
-		if strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-") || strings.HasPrefix(line, "@@") {
-			io.WriteString(h, line)
-		}
+	for _, line := range ChangeLines(diffText) {
+		io.WriteString(h, line+"\n")
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ChangeLines returns the lines of a plan's text that say what is written:
+// hunk headers ("@@"), added ("+") and removed ("-") lines, in order.
+// Comments and context lines are left out, since they carry live figures
+// (a draining real server's connection counts) that move without changing
+// what would be written.
+func ChangeLines(diffText string) []string {
+	var out []string
+	for line := range strings.Lines(diffText) {
+		if strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-") || strings.HasPrefix(line, "@@") {
+			out = append(out, strings.TrimSuffix(line, "\n"))
+		}
+	}
+	return out
 }
 
 // Encode writes p as indented JSON.
@@ -112,21 +125,29 @@ func (p *Plan) Encode(w io.Writer) error {
 	return enc.Encode(p)
 }
 
-// Load reads and decodes the plan file at path.
-func Load(path string) (*Plan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("saved plan: %w", err)
+// Read reads and decodes a plan file from r, opened at path (the caller
+// checks who may have written it).
+func Read(r io.Reader, path string) (*Plan, error) {
+	tooLarge := fmt.Errorf("saved plan %s: larger than %d MiB, the limit for a saved plan", path, MaxSize>>20)
+	// A regular file says its size: one over the limit is not read, and
+	// one within it is read into a buffer of its size. Anything else (a
+	// pipe, /dev/zero) is read to the limit.
+	var buf bytes.Buffer
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if st.Size() > MaxSize {
+				return nil, tooLarge
+			}
+			buf.Grow(int(st.Size()) + bytes.MinRead)
+		}
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1)); err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", path, err)
 	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("saved plan %s: larger than %d MiB", path, MaxSize>>20)
+	if buf.Len() > MaxSize {
+		return nil, tooLarge
 	}
-	p, err := Decode(data)
+	p, err := Decode(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", path, err)
 	}
@@ -153,7 +174,13 @@ func Decode(data []byte) (*Plan, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, err
 	}
-	return &p, p.complete()
+	if err := p.complete(); err != nil {
+		return nil, err
+	}
+	if err := p.CheckConsistent(); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // complete checks that every part apply needs is there.

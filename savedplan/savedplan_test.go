@@ -11,7 +11,7 @@ func validPlan() *Plan {
 	return &Plan{
 		APIVersion: APIVersion, Kind: Kind, Node: "node1", Mode: "iptables", Backend: "iptables-nft",
 		Host:     Host{Hostname: "h", BootID: "b", NetnsCookie: 7},
-		Settings: map[string]string{"mode": "iptables"},
+		Settings: map[string]string{"mode": "iptables", "node-name": "node1"},
 		Snapshot: []byte(`{"apiVersion":"v1","kind":"List","items":[]}`),
 		Live:     []Table{{Name: "IPv4 filter", SHA256: "a"}, {Name: "IPv4 nat", SHA256: "b"}},
 		Changes:  Changes{Summary: "s", SHA256: ChangeDigest("+x\n"), Diff: "+x\n"},
@@ -69,13 +69,72 @@ func TestChecks(t *testing.T) {
 			t.Errorf("CheckLive: %v does not name %q", err, want)
 		}
 	}
-	if err := p.CheckChanges(ChangeDigest("# a comment\n+x\n context\n")); err != nil {
-		t.Errorf("comments and context changed the digest: %v", err)
+	if err := p.CheckChanges("# a comment\n+x\n context\n"); err != nil {
+		t.Errorf("comments and context lines were taken for changes: %v", err)
 	}
-	if err := p.CheckChanges(ChangeDigest("+y\n")); !errors.Is(err, ErrStale) {
+	if err := p.CheckChanges("+y\n"); !errors.Is(err, ErrStale) {
 		t.Errorf("another change set passed: %v", err)
 	}
 	if err := p.CheckBackend("iptables-legacy"); !errors.Is(err, ErrStale) {
 		t.Errorf("another backend passed: %v", err)
+	}
+}
+
+// The change lines planned now must be the plan text's, line for line; the
+// error names the first line of each side that differs.
+func TestCompareChanges(t *testing.T) {
+	reviewed := "--- live IPv4\n+++ desired IPv4\n@@ nat A: changed @@\n-old\n+new\n keep\n# note\n"
+	for name, tc := range map[string]struct{ now, want string }{
+		"the same":          {reviewed, ""},
+		"other context":     {strings.Replace(reviewed, " keep", " kept 5 connections", 1), ""},
+		"other comments":    {strings.Replace(reviewed, "# note", "# other", 1), ""},
+		"a line more":       {reviewed + "+more\n", `change line 6: the plan file shows no more changes, planned now: "+more"`},
+		"a line less":       {strings.Replace(reviewed, "-old\n", "", 1), `change line 4: the plan file shows "-old", planned now: "+new"`},
+		"another line":      {strings.Replace(reviewed, "+new", "+DNAT 6.6.6.6", 1), `change line 5: the plan file shows "+new", planned now: "+DNAT 6.6.6.6"`},
+		"another hunk":      {strings.Replace(reviewed, "@@ nat A", "@@ nat B", 1), `change line 3`},
+		"context to change": {strings.Replace(reviewed, " keep", "+keep", 1), `change line 6`},
+	} {
+		err := CompareChanges(reviewed, tc.now)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", name, err)
+		case tc.want != "" && (!errors.Is(err, ErrStale) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want an error naming %s", name, err, tc.want)
+		}
+	}
+}
+
+// The digest stored in the file is checked against the file's own text,
+// never trusted instead of it.
+func TestDecodeRefusesAnotherDigest(t *testing.T) {
+	p := validPlan()
+	p.Changes.Diff = "+x\n+y\n"
+	var buf bytes.Buffer
+	p.Encode(&buf)
+	if _, err := Decode(buf.Bytes()); !errors.Is(err, ErrEdited) || !strings.Contains(err.Error(), "changes.sha256 is not the digest") {
+		t.Errorf("a text edited under its digest passed: %v", err)
+	}
+	p.Changes.SHA256 = ChangeDigest(p.Changes.Diff)
+	if err := p.CheckChanges("+x\n"); !errors.Is(err, ErrStale) {
+		t.Errorf("a text that shows more than planned now passed: %v", err)
+	}
+}
+
+// A plan's top-level mode and node are what its settings say, or it is
+// refused as edited.
+func TestDecodeRefusesDisagreeingSettings(t *testing.T) {
+	for name, edit := range map[string]func(*Plan){
+		"mode":          func(p *Plan) { p.Mode = "nftables" },
+		"settings mode": func(p *Plan) { p.Settings["mode"] = "ipvs" },
+		"node":          func(p *Plan) { p.Node = "node2" },
+		"no node-name":  func(p *Plan) { delete(p.Settings, "node-name") },
+	} {
+		p := validPlan()
+		edit(p)
+		var buf bytes.Buffer
+		p.Encode(&buf)
+		if _, err := Decode(buf.Bytes()); !errors.Is(err, ErrEdited) {
+			t.Errorf("%s: got %v, want it refused as edited", name, err)
+		}
 	}
 }

@@ -107,17 +107,28 @@ func (c *Client) store(rs *ipt.Ruleset, gen uint32) error {
 	return c.writeFile(rs, gen)
 }
 
+// writeFile writes the file of rs; a failed write goes to CacheWarn too.
 func (c *Client) writeFile(rs *ipt.Ruleset, gen uint32) error {
 	key, ok := c.cacheKey(rs.Family, gen)
 	if !ok {
 		return errNoCacheKey
 	}
-	return c.CacheDir.Store(c.cacheName(rs.Family), key, rs.Bytes())
+	err := storeCacheFile(c.CacheDir, c.cacheName(rs.Family), key, rs.Bytes())
+	if err != nil && c.CacheWarn != nil {
+		c.CacheWarn(err)
+	}
+	return err
 }
+
+// storeCacheFile is the one write of a cache file; tests replace it to
+// fail as a full or read-only filesystem does.
+var storeCacheFile = (*statefile.Dir).Store
 
 // SaveCache writes the files that DeferFiles held back, for the states
 // that are still the kernel's; a state the generation has left behind is
-// dropped, as its file could serve nothing. It returns the first error.
+// dropped, as its file could serve nothing. A file it cannot write goes
+// to CacheWarn, as after an apply; the error is that of reading the
+// generation.
 func (c *Client) SaveCache() error {
 	if !c.fileUsable() {
 		return nil
@@ -126,17 +137,14 @@ func (c *Client) SaveCache() error {
 	if err != nil {
 		return err
 	}
-	var first error
 	for _, e := range c.mem {
 		if !e.unsaved || e.gen != gen {
 			continue
 		}
 		e.unsaved = false
-		if err := c.writeFile(e.rs, e.gen); err != nil && first == nil {
-			first = err
-		}
+		_ = c.writeFile(e.rs, e.gen) // a failure went to CacheWarn
 	}
-	return first
+	return nil
 }
 
 // forget drops the states of the given families, and removes their files.

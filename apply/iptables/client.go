@@ -125,6 +125,11 @@ type Client struct {
 	// DeferFiles writes cache files only when SaveCache is called, not
 	// after every apply: for a long-running client.
 	DeferFiles bool
+	// CacheWarn receives each failure to write a cache file (a full,
+	// read-only or unwritable state directory). The file only saves the
+	// next run a read of the kernel, so the client goes on without it
+	// and leaves the warning to the caller; nil drops it.
+	CacheWarn func(error)
 	// Ownership says which chains and jump rules belong to the mode being
 	// applied (render.IPTablesOwnership, UserspaceOwnership, or the ipvs
 	// mode's helper chains) and how they compare. It is required: Plan and

@@ -2,8 +2,8 @@ package ipvs
 
 import "fmt"
 
-// EnsureSysctls sets the sysctls kube-proxy v1.37's ipvs mode sets at
-// start (NewProxier), in the client's network namespace:
+// Sysctls returns the sysctls kube-proxy v1.37's ipvs mode sets at start
+// (NewProxier), as paths under /proc/sys with the value wanted:
 //   - net/ipv4/vs/conntrack=1: IPVS keeps conntrack entries, which the
 //     helper chains' MASQUERADE needs;
 //   - net/ipv4/vs/expire_nodest_conn=1 and expire_quiescent_template=1:
@@ -12,7 +12,9 @@ import "fmt"
 //   - net/ipv4/ip_forward=1;
 //   - with strictARP, net/ipv4/conf/all/arp_ignore=1 and arp_announce=2,
 //     so the node does not answer ARP for kube-ipvs0's addresses.
-func (c *Client) EnsureSysctls(strictARP bool) error {
+//
+// A plan shows those whose value differs, and apply writes only those.
+func Sysctls(strictARP bool) [][2]string {
 	kv := [][2]string{
 		{"net/ipv4/vs/conntrack", "1"},
 		{"net/ipv4/vs/expire_nodest_conn", "1"},
@@ -25,7 +27,13 @@ func (c *Client) EnsureSysctls(strictARP bool) error {
 	if strictARP {
 		kv = append(kv, [2]string{"net/ipv4/conf/all/arp_ignore", "1"}, [2]string{"net/ipv4/conf/all/arp_announce", "2"})
 	}
-	for _, s := range kv {
+	return kv
+}
+
+// EnsureSysctls writes every one of Sysctls in the client's network
+// namespace, for the tests that program IPVS without a plan.
+func (c *Client) EnsureSysctls(strictARP bool) error {
+	for _, s := range Sysctls(strictARP) {
 		if err := c.Kernel.WriteSysctl(s[0], s[1]); err != nil {
 			return fmt.Errorf("set sysctl %s=%s: %w", s[0], s[1], err)
 		}

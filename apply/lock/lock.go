@@ -34,6 +34,13 @@ type Lock struct{ f *os.File }
 // user's and not writable by others (and the directories above pass
 // statefile's test), created with mode 0600 in a directory created with
 // 0700. Otherwise Acquire fails, naming the path and the reason.
+//
+// Unlike the caches beside it in the state directory, the lock is not
+// optional: it is what keeps two runs from interleaving their writes, so
+// a lock file that cannot be opened or created (a read-only filesystem,
+// a full one, no permission) fails Acquire and stops the command, where a
+// cache that cannot be written is only a warning. Once the lock is held,
+// a failure to record the PID in it is ignored: it only names the holder.
 func Acquire(path string, wait time.Duration) (*Lock, error) {
 	f, err := open(path)
 	if err != nil {
@@ -52,7 +59,11 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 		if !time.Now().Before(deadline) {
 			holder := readPID(f)
 			f.Close()
-			return nil, fmt.Errorf("%w: %s is held by pid %s (use --lock-wait to wait for it)", ErrHeld, path, holder)
+			hint := "use --lock-wait to wait for it"
+			if wait > 0 {
+				hint = fmt.Sprintf("still, after waiting %v; --lock-wait sets how long to wait", wait)
+			}
+			return nil, fmt.Errorf("%w: %s is held by pid %s (%s)", ErrHeld, path, holder, hint)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -21,6 +21,8 @@ func TestSecondRunFailsOrWaits(t *testing.T) {
 	start := time.Now()
 	if _, err := Acquire(path, 200*time.Millisecond); !errors.Is(err, ErrHeld) {
 		t.Fatalf("Acquire with wait: got %v, want ErrHeld", err)
+	} else if !strings.Contains(err.Error(), "after waiting 200ms") {
+		t.Errorf("the error %q does not say how long it waited", err)
 	} else if time.Since(start) < 150*time.Millisecond {
 		t.Errorf("gave up after %v, want about 200ms", time.Since(start))
 	}

@@ -58,8 +58,13 @@ type Client struct {
 	// DeferFiles writes cache files only when SaveCache is called, not
 	// after every apply: for a long-running client.
 	DeferFiles bool
-	cache      map[tableKey]cacheEntry
-	commits    int // transactions committed, for the cache
+	// CacheWarn receives each failure to write a cache file (a full,
+	// read-only or unwritable state directory). The file only saves the
+	// next run a read of the kernel, so the client goes on without it
+	// and leaves the warning to the caller; nil drops it.
+	CacheWarn func(error)
+	cache     map[tableKey]cacheEntry
+	commits   int // transactions committed, for the cache
 	// StaleChainWait is how long Apply keeps retrying the deletion of
 	// stale chains that the kernel reports busy (EBUSY) before it leaves
 	// them for the next apply. kube-proxy waits at least a second.
@@ -130,6 +135,12 @@ func (c *Client) Plan(ctx context.Context, desired []*nft.Ruleset) ([]*Plan, err
 		}
 		if err := c.checkOwned(d.Family, d.Table); err != nil {
 			return nil, err
+		}
+		// Rules are nft text until they are compiled: one that the text
+		// cannot hold as written (an interface name with a quote) is
+		// refused here, before the kernel or the --dry-run script sees it.
+		if err := d.ValidateRules(); err != nil {
+			return nil, fmt.Errorf("refusing to write the rendered rules: %w", err)
 		}
 		live, gen, known, err := c.readLive(d.Family, d.Table)
 		if err != nil {

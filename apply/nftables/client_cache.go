@@ -84,7 +84,8 @@ func (c *Client) store(key tableKey, gen uint32, rs *nft.Ruleset) {
 
 // SaveCache writes the files that DeferFiles held back, for the states
 // that are still the kernel's; one the generation has left behind could
-// serve nothing and is dropped. Encoding a 10k-Service table takes about
+// serve nothing and is dropped. A file it cannot write goes to
+// CacheWarn, as after an apply. Encoding a 10k-Service table takes about
 // 70 ms, more than a one-endpoint apply, so a long-running client calls
 // this when it is idle rather than after every apply.
 func (c *Client) SaveCache() error {

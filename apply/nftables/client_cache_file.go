@@ -65,7 +65,7 @@ func (c *Client) loadFile(key tableKey, gen uint32) (*nft.Ruleset, bool) {
 
 // storeFile writes rs as key's state at generation gen. A file that cannot
 // be written is removed, so that it cannot serve a stale state later (its
-// generation would not match anyway).
+// generation would not match anyway), and the failure goes to CacheWarn.
 func (c *Client) storeFile(key tableKey, gen uint32, rs *nft.Ruleset) {
 	if c.CacheDir == nil {
 		return
@@ -73,13 +73,20 @@ func (c *Client) storeFile(key tableKey, gen uint32, rs *nft.Ruleset) {
 	fk, ok := c.fileKey(key, gen)
 	var err error
 	if ok {
-		err = c.CacheDir.Store(cacheName(key), fk, encodeCache(rs))
+		err = storeCacheFile(c.CacheDir, cacheName(key), fk, encodeCache(rs))
 	}
 	if !ok || err != nil {
 		c.removeFile(key)
 	}
+	if err != nil && c.CacheWarn != nil {
+		c.CacheWarn(err)
+	}
 	_ = c.CacheDir.Remove(legacyCacheName(key)) // gone after the first store
 }
+
+// storeCacheFile is the one write of a cache file; tests replace it to
+// fail as a full or read-only filesystem does.
+var storeCacheFile = (*statefile.Dir).Store
 
 func (c *Client) removeFile(key tableKey) {
 	if c.CacheDir != nil {

@@ -42,3 +42,8 @@ func (d *Dir) writeFile(string, ...[]byte) error { return errNeedsLinux }
 
 // Remove fails.
 func (d *Dir) Remove(string) error { return errNeedsLinux }
+
+// OpenOwnFile fails.
+func OpenOwnFile(path string) (*os.File, error) {
+	return nil, &os.PathError{Op: "open", Path: path, Err: errNeedsLinux}
+}

@@ -68,7 +68,9 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 
 // WriteFile replaces the file name in d with data atomically: it writes a
 // new file (O_EXCL, O_NOFOLLOW, mode 0600) in d and renames it over name,
-// so a reader sees the old content or the new, never a part.
+// so a reader sees the old content or the new, never a part. It replaces
+// a regular file or a symbolic link (the link itself, never its target),
+// and refuses anything else (see checkReplaceable).
 //
 // It does not fsync the file or the directory. What the tool keeps here
 // are caches whose envelope names the boot (Key.BootID): the only failure
@@ -85,6 +87,9 @@ func (d *Dir) WriteFile(name string, data []byte) error {
 // writeFile is WriteFile of the concatenation of parts.
 func (d *Dir) writeFile(name string, parts ...[]byte) error {
 	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := d.checkReplaceable(name); err != nil {
 		return err
 	}
 	tmp, f, err := d.createTemp(name)
@@ -104,7 +109,34 @@ func (d *Dir) writeFile(name string, parts ...[]byte) error {
 	}
 	if err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return fmt.Errorf("write %s: %w", filepath.Join(d.path, name), err)
+		// The file's own name, not the temporary one's, as createTemp.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &os.PathError{Op: "write", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+// checkReplaceable refuses to rename over name when it is a device, FIFO,
+// socket or directory: the tool makes only regular files here, so such a
+// file was made by someone on purpose, and a rename would destroy it (as
+// an output file's would /dev/null: internal/outfile). A regular file
+// that fails checkOwn and a symbolic link are replaced: the new file is
+// the user's own, 0600, which repairs the one a read refused, and a
+// rename replaces a link without following it.
+func (d *Dir) checkReplaceable(name string) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err != nil:
+		return &os.PathError{Op: "stat", Path: filepath.Join(d.path, name), Err: err}
+	}
+	if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFREG && kind != unix.S_IFLNK {
+		return &UnsafeError{Path: filepath.Join(d.path, name), Reason: "it is not a regular file"}
 	}
 	return nil
 }
@@ -118,7 +150,9 @@ func (d *Dir) createTemp(name string) (string, *os.File, error) {
 			continue
 		}
 		if err != nil {
-			return "", nil, &os.PathError{Op: "create", Path: filepath.Join(d.path, tmp), Err: err}
+			// Named by the file it is for: the temporary name means
+			// nothing to the reader (EROFS, ENOSPC, EACCES).
+			return "", nil, &os.PathError{Op: "write", Path: filepath.Join(d.path, name), Err: err}
 		}
 		return tmp, os.NewFile(uintptr(fd), filepath.Join(d.path, tmp)), nil
 	}

@@ -20,6 +20,9 @@ type walker struct {
 	fd    int    // O_PATH descriptor of the directory reached
 	path  string // its path, with the links resolved
 	links int
+	// existing walks only what exists: a missing component is an error,
+	// never created (for reading a file, see OpenOwnFile).
+	existing bool
 }
 
 // walkAncestors opens the directory at path, creating missing components
@@ -27,7 +30,11 @@ type walker struct {
 // owns, and checking each directory with checkAncestor. The caller closes
 // the walker's descriptor.
 func walkAncestors(path string) (*walker, error) {
-	w := &walker{fd: -1}
+	return walk(&walker{fd: -1}, path)
+}
+
+// walk walks w from the root to path.
+func walk(w *walker, path string) (*walker, error) {
 	if err := w.restart(); err != nil {
 		return nil, err
 	}
@@ -105,7 +112,7 @@ func (w *walker) step(name string) ([]string, error) {
 func (w *walker) open(name, path string) (int, error) {
 	const flags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err := unix.Openat(w.fd, name, flags, 0)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) && !w.existing {
 		if err := unix.Mkdirat(w.fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 			return -1, &os.PathError{Op: "mkdir", Path: path, Err: err}
 		}

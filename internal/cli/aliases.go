@@ -11,7 +11,7 @@ import (
 
 // flagAlias is kube-proxy v1.37's name for one of the tool's flags, where
 // kube-proxy spells it differently: the alias sets the tool's flag, through
-// the same variable, and is hidden from help (README lists the aliases).
+// the same variable, and is hidden from help (docs/USAGE.md lists the aliases).
 type flagAlias struct {
 	alias, flag string
 	// modes, when set, are the modes in which kube-proxy reads the alias

@@ -46,7 +46,7 @@ ports:
 `
 
 // TestAPIServer runs the plugin against a real kube-apiserver with RBAC, as
-// the least-privileged user the README documents.
+// the least-privileged user docs/DEPLOY.md documents.
 func TestAPIServer(t *testing.T) {
 	// -short opts out of a slow test: not a missing prerequisite, so
 	// a plain skip, also under CI.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
@@ -70,9 +71,13 @@ only if the node's owned rules, the machine and the change set are all
 still the ones the plan recorded. Otherwise it exits 2 and changes nothing.
 
 Exit codes: 0 applied (or nothing to do), 2 error.`,
-		Example: `  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+		Example: `  # Make this node match the cluster (on a node, as root)
+  kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
+  # Print what would be sent to the kernel, without sending it (on a node, as root)
   kubectl svcproxy apply -f snapshot.yaml --dry-run
-  kubectl svcproxy plan --node-name=$(hostname) --out=node.plan && kubectl svcproxy apply node.plan`,
+  # Save a plan, review it, then apply exactly it (on a node, as root)
+  kubectl svcproxy plan --node-name=$(hostname) --out=node.plan
+  kubectl svcproxy apply node.plan`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: runE(o),
 	}
@@ -97,12 +102,25 @@ func (o *ApplyOptions) Complete(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	return completeRender(cmd, &o.input, o.proxy)
+	if err := completeRender(cmd, &o.input, o.proxy); err != nil {
+		return err
+	}
+	if o.saved != nil {
+		return checkSavedSettings(args[0], o.saved, &o.proxy.settings)
+	}
+	return nil
 }
 
-// loadSaved reads a saved plan and takes its settings and snapshot.
+// loadSaved reads a saved plan and takes its settings and snapshot. The
+// file decides what is written, so it is read only if no one but this
+// user can have written it, as the lock file is (statefile.OpenOwnFile).
 func (o *ApplyOptions) loadSaved(path string) error {
-	saved, err := savedplan.Load(path)
+	f, err := statefile.OpenOwnFile(path)
+	if err != nil {
+		return fmt.Errorf("saved plan: %w", err)
+	}
+	defer f.Close()
+	saved, err := savedplan.Read(f, path)
 	if err != nil {
 		return err
 	}
@@ -198,20 +216,13 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 		// A one-shot apply guards against removing most of the node; in
 		// watch mode a mass deletion in the cluster is real and must go
 		// through (an empty list is refused before this).
-		if !o.watch.enabled {
-			if err := o.guard.checkRemoval(p); err != nil {
-				return err
-			}
-		}
-		// Only kube-proxy's iptables mode sets route_localnet: its
-		// nftables and ipvs modes serve no NodePorts on 127.0.0.1.
-		if d.mode != ModeIPTables {
+		if o.watch.enabled {
 			return nil
 		}
-		return ensureRouteLocalnet(d)
+		return o.guard.checkRemoval(p)
 	}
 	plan := func() (kernelPlan, error) {
-		p, err := b.plan(ctx, d)
+		p, err := planKernel(ctx, b, d)
 		if err == nil && o.saved != nil {
 			err = verifySaved(o.saved, b, p)
 		}
@@ -285,9 +296,12 @@ func (b *iptablesBackend) saveCache() error { return b.client.SaveCache() }
 func (b *nftBackend) deferCacheFiles()      { b.client.DeferFiles = true }
 func (b *nftBackend) saveCache() error      { return b.client.SaveCache() }
 
+// saveCache writes the held-back cache files; a file it cannot write is
+// warned about through the client's CacheWarn, as in a one-shot run, and
+// the error left is that of reading the nf_tables generation.
 func (o *ApplyOptions) saveCache(s cacheSaver) {
 	if err := s.saveCache(); err != nil {
-		o.logger().Warn("Could not write the state cache; the next run reads the kernel", "err", err)
+		o.logger().Warn("Could not save the state cache; the next run reads the kernel", "err", err)
 	}
 }
 

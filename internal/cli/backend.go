@@ -31,7 +31,10 @@ type kernelBackend interface {
 
 // kernelPlan is the planned change for every selected family.
 type kernelPlan interface {
+	// empty says that the plan changes nothing; rulesEmpty, that it
+	// changes no rules (but may set sysctls).
 	empty() bool
+	rulesEmpty() bool
 	summary() diff.Summary
 	// writeText prints the plan as a diff in the mode's native syntax.
 	writeText(w io.Writer) error
@@ -46,6 +49,10 @@ type kernelPlan interface {
 	// liveTables fingerprints the owned live state the plan was computed
 	// against, per kernel table, for a saved plan.
 	liveTables() []savedplan.Table
+	// sysctls are the sysctls the plan changes, written before the rules;
+	// setSysctls records them (planKernel).
+	sysctls() diff.SysctlChanges
+	setSysctls(diff.SysctlChanges)
 }
 
 // backend returns the kernel backend of the selected mode.
@@ -53,6 +60,7 @@ func (c *common) backend(ctx context.Context, k *kernelFlags, mode Mode) (kernel
 	if err := requireNetAdmin("reading and changing the node's " + string(mode) + " rules"); err != nil {
 		return nil, err
 	}
+	k.cacheWarnSet.Do(func() { k.cacheWarn = c.warnCache })
 	switch mode {
 	case ModeIPTables, ModeUserspace:
 		own := render.IPTablesOwnership()
@@ -137,7 +145,12 @@ type modePlan[P any] struct {
 	family   func(P) nodetable.Family
 	ports    func(P) servicePorts
 	live     func(P) []savedplan.Table
+	// sysctlChanges are shown first and written first.
+	sysctlChanges diff.SysctlChanges
 }
+
+func (p *modePlan[P]) sysctls() diff.SysctlChanges     { return p.sysctlChanges }
+func (p *modePlan[P]) setSysctls(s diff.SysctlChanges) { p.sysctlChanges = s }
 
 func (p *modePlan[P]) servicePorts() servicePorts {
 	var s servicePorts
@@ -148,6 +161,10 @@ func (p *modePlan[P]) servicePorts() servicePorts {
 }
 
 func (p *modePlan[P]) empty() bool {
+	return p.sysctlChanges.Empty() && p.rulesEmpty()
+}
+
+func (p *modePlan[P]) rulesEmpty() bool {
 	for _, pl := range p.plans {
 		if !p.changes(pl).Empty() {
 			return false
@@ -157,7 +174,7 @@ func (p *modePlan[P]) empty() bool {
 }
 
 func (p *modePlan[P]) summary() diff.Summary {
-	var total diff.Summary
+	total := diff.Summary{Sysctls: len(p.sysctlChanges)}
 	for _, pl := range p.plans {
 		total.Add(p.changes(pl).Summary())
 	}
@@ -165,6 +182,9 @@ func (p *modePlan[P]) summary() diff.Summary {
 }
 
 func (p *modePlan[P]) writeText(w io.Writer) error {
+	if err := p.sysctlChanges.WriteText(w); err != nil {
+		return err
+	}
 	for _, pl := range p.plans {
 		if err := p.changes(pl).WriteText(w, p.liveName); err != nil {
 			return err

@@ -28,6 +28,7 @@ func (c *common) otherBackend(ctx context.Context, k *kernelFlags, mode Mode) (k
 		// generation ID: kept in memory (watch mode) and in --state-dir,
 		// per network namespace, for the next run.
 		client.Cache = true
+		client.CacheWarn = k.cacheWarn
 		if k.stateDir != "" {
 			if cookie, err := nftgen.NetnsCookie(); err == nil {
 				if client.CacheDir, err = k.cacheDir(cookie, "nftables"); err != nil {
@@ -154,12 +155,10 @@ func (b *ipvsBackend) planReset(ctx context.Context, families []nodetable.Family
 	return newIPVSPlan(plans, b.client.Ownership), err
 }
 
+// apply writes the plan; the sysctls IPVS needs (conntrack for the
+// masquerade rules, expiry of flows to removed real servers) are in the
+// plan (wantedSysctls), written before it.
 func (b *ipvsBackend) apply(ctx context.Context, p kernelPlan) error {
-	// The sysctls IPVS needs (conntrack for the masquerade rules, expiry
-	// of flows to removed real servers), as kube-proxy sets them.
-	if err := b.client.EnsureSysctls(b.strictARP); err != nil {
-		return err
-	}
 	return b.client.Apply(ctx, p.(*ipvsPlan).plans)
 }
 

@@ -110,6 +110,11 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{nil, "nodePortAddresses: [primary, nowhere]\n", `kp.yaml:3: nodePortAddresses: "nowhere": neither a CIDR nor primary, localhost or all`},
 		{nil, "detectLocalMode: Bridge\n", `kp.yaml:3: detectLocalMode: "Bridge": must be ClusterCIDR`},
 		{nil, "detectLocalMode: BridgeInterface\n", `kp.yaml:3: detectLocalMode: BridgeInterface needs detectLocal.bridgeInterface`},
+		// A name that would be more than one word in a rule (issue 33).
+		{nil, "detectLocalMode: BridgeInterface\ndetectLocal:\n  bridgeInterface: cbr0 -s 6.6.6.6\n", `kp.yaml:5: detectLocal.bridgeInterface: "cbr0 -s 6.6.6.6": must not hold white space`},
+		{nil, "detectLocalMode: InterfaceNamePrefix\ndetectLocal:\n  interfaceNamePrefix: 've -s 6.6.6.6'\n", `kp.yaml:5: detectLocal.interfaceNamePrefix: "ve -s 6.6.6.6": must not hold white space`},
+		{nil, "detectLocalMode: InterfaceNamePrefix\ndetectLocal:\n  interfaceNamePrefix: 'veth -m comment -j x'\n", `kp.yaml:5: detectLocal.interfaceNamePrefix: "veth -m comment -j x": must be at most 14 bytes`},
+		{nil, "detectLocal:\n  interfaceNamePrefix: 've\"th'\n", `kp.yaml:4: detectLocal.interfaceNamePrefix: "ve\"th": must not hold a quote`},
 		{nil, "mode: ipvs\nipvs:\n  scheduler: fastest\n", `kp.yaml:5: ipvs.scheduler: "fastest": must be one of`},
 		{nil, "mode: userspace\nportRange: 9-1\n", `kp.yaml:4: portRange: port range "9-1"`},
 		{[]string{"apply", "--watch"}, "iptables:\n  syncPeriod: soon\n", `kp.yaml:4: iptables.syncPeriod: "soon": time: invalid duration`},
@@ -154,6 +159,50 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		_, stderr, code := run(t, "", append([]string{"render", "--example"}, strings.Fields(tc.args)...)...)
 		if code != ExitError || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, %q; want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestInterfaceFlagsAsTheKernel checks that the pod bridge and the pod
+// interface prefix are checked as the kernel checks a device name, with
+// the flag named: a value with a space once reached iptables-restore as
+// more words of the rule, "-s 6.6.6.6" among them (issue 33).
+func TestInterfaceFlagsAsTheKernel(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=veth -s 6.6.6.6 -m comment --comment x"}, `--pod-interface-name-prefix "veth -s 6.6.6.6 -m comment --comment x": must be at most 14 bytes`},
+		{[]string{"--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=ve -s 6.6.6.6"}, `--pod-interface-name-prefix "ve -s 6.6.6.6": must not hold white space`},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br0 -s 6.6.6.6"}, `--pod-bridge-interface "br0 -s 6.6.6.6": must not hold white space`},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br0\tx"}, "must not hold white space"},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br\u00a0x"}, "must not hold white space"},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br/0"}, "must not hold / or :"},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=br:0"}, "must not hold / or :"},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=.."}, "is not a name the kernel takes"},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=!"}, "is read by iptables as a negation"},
+		{[]string{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=0123456789abcdef"}, "must be at most 15 bytes"},
+		{[]string{"--detect-local-mode=BridgeInterface", `--pod-bridge-interface=br"0`}, "must not hold a quote"},
+		{[]string{"--detect-local-mode=BridgeInterface", `--pod-bridge-interface=br\0`}, "must not hold a quote, a backslash"},
+		{[]string{"--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=0123456789abcde"}, "must be at most 14 bytes"},
+		// Given but not used by the mode: still refused.
+		{[]string{"--pod-bridge-interface=br0 x"}, `--pod-bridge-interface "br0 x": must not hold white space`},
+	} {
+		for _, mode := range []string{"iptables", "nftables"} {
+			_, stderr, code := run(t, "", append([]string{"render", "--example", "--mode=" + mode}, tc.args...)...)
+			if code != ExitError || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s %q: exit %d, %q; want exit 2 and %q", mode, tc.args, code, stderr, tc.want)
+			}
+		}
+	}
+	// The longest names the kernel takes are fine.
+	for _, args := range [][]string{
+		{"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=0123456789abcde"},
+		{"--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=0123456789abcd"},
+	} {
+		out, stderr, code := run(t, "", append([]string{"render", "--example", "--family=ipv4"}, args...)...)
+		if code != ExitOK || !strings.Contains(out, " -i 0123456789abcd") {
+			t.Errorf("%q: exit %d, %s", args, code, stderr)
 		}
 	}
 }

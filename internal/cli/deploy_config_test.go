@@ -113,7 +113,7 @@ func checkCronJobExitCodes(t *testing.T, job batchv1.JobSpec) {
 	}
 }
 
-// TestDeployManifestsScript checks hack/manifests.sh, the README's deploy
+// TestDeployManifestsScript checks hack/manifests.sh, docs/DEPLOY.md's deploy
 // command: every placeholder is replaced by the value given, in objects
 // that still decode strictly, and none is left outside the comments.
 func TestDeployManifestsScript(t *testing.T) {

@@ -73,7 +73,7 @@ func kindOf(t *testing.T, name string, doc []byte) string {
 }
 
 // TestDeployManifestsParse checks that every manifest in deploy/ decodes
-// strictly into its Kubernetes type and says what the README promises.
+// strictly into its Kubernetes type and says what docs/DEPLOY.md promises.
 func TestDeployManifestsParse(t *testing.T) {
 	t.Run("rbac.yaml", func(t *testing.T) {
 		docs := deployDocuments(t, "rbac.yaml")

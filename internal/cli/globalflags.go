@@ -14,7 +14,7 @@ var globalFlags = []string{"color", "progress", "v"}
 func (c *common) addGlobalFlags(root *cobra.Command) {
 	fs := root.PersistentFlags()
 	fs.StringVar(&c.color, "color", colorAuto, "colour the diff of plan and the headers of --dry-run: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never")
-	fs.BoolVar(&c.progress, "progress", false, "print progress on stderr for stages that take over a second (default: on when stderr is a terminal; --progress=false silences it)")
+	fs.BoolVar(&c.progress, "progress", false, "print progress on stderr: every 5s what a stage under way is doing, and the counts of each stage that took over a second (default: on when stderr is a terminal; --progress=false silences it)")
 	c.logConfig = newLogConfig(c.streams.ErrOut)
 	addLogFlags(fs, c.logConfig)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {

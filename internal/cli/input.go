@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,7 +49,7 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {
-	s.conn.addFlags(fs)
+	inGroup(fs, connectionGroup, s.conn.addFlags)
 	s.conn.api.addFlags(fs)
 	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
 	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+example.NodeName+")")
@@ -73,12 +74,44 @@ func (s *inputFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
 	}
 }
 
+// loadingWhat is what load is doing, for --progress.
+func loadingWhat(s *inputFlags) string {
+	switch {
+	case s.saved != nil:
+		return fmt.Sprintf("decoding the saved plan's snapshot (%s)", byteSize(int64(len(s.saved))))
+	case s.example:
+		return "decoding the example"
+	case s.file == "-":
+		return "decoding stdin"
+	case s.file != "":
+		if fi, err := os.Stat(s.file); err == nil && fi.Mode().IsRegular() {
+			return fmt.Sprintf("decoding %s (%s)", s.file, byteSize(fi.Size()))
+		}
+		return "decoding " + s.file
+	}
+	return "listing Services, EndpointSlices and Nodes from the API server"
+}
+
+// byteSize is n bytes in the largest unit that keeps it at least 1.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // load returns the snapshot of node from the chosen source, printing its
 // warnings.
 func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster.Snapshot, error) {
 	var snap *cluster.Snapshot
 	var err error
-	st, verb := c.reporter().Start(), "decoded"
+	st, verb := c.reporter().Start(loadingWhat(s)), "decoded"
+	defer st.End()
 	switch {
 	case s.saved != nil:
 		snap, err = cluster.Decode("the saved plan's snapshot", s.saved)

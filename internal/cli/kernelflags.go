@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -48,6 +49,11 @@ type kernelFlags struct {
 	// under --state-dir: proxy builds a client on every reload.
 	cacheMu   sync.Mutex
 	cacheDirs map[string]*statefile.Dir
+	// cacheWarn reports a cache the command goes on without (see
+	// cacheDir); common.backend sets it once (cacheWarnSet), nil drops
+	// the warning.
+	cacheWarn    func(error)
+	cacheWarnSet sync.Once
 }
 
 func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
@@ -73,6 +79,10 @@ func (k *kernelFlags) addLockFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&k.lockFile, "lock-file", lock.DefaultPath, fileHelp)
 	fs.DurationVar(&k.lockWait, "lock-wait", k.lockWait, waitHelp)
+	if !k.locking {
+		markNoEffect(fs, "lock-file", "it takes no lock")
+		markNoEffect(fs, "lock-wait", "it takes no lock")
+	}
 }
 
 // validate checks the flags the mode of p uses, before anything reads the
@@ -109,7 +119,7 @@ func (k *kernelFlags) iptablesClient(ctx context.Context, own *ipt.Ownership) (*
 	if err := applyipt.LookTools(b); err != nil {
 		return nil, err
 	}
-	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own, Counters: ensureNFAcct}
+	client := &applyipt.Client{Exec: ex, Backend: b, WaitSeconds: 5, Ownership: own, Counters: ensureNFAcct, CacheWarn: k.cacheWarn}
 	if b == applyipt.NFT {
 		client.Generation = nftgen.Read // the cache in memory
 		client.ReadNFT = readNFT
@@ -143,6 +153,14 @@ func readNFT(family nodetable.Family, tables []ipt.TableName) ([]byte, error) {
 // the tool's directories; one that fails is an error naming it and why,
 // and the command stops (exit 2) rather than run with a cache or lock
 // that another user could write or redirect.
+//
+// A directory that cannot be made or opened (a read-only or full
+// filesystem, no permission) is no such danger: the cache in it only
+// saves the next run a read of the kernel, so the command goes on
+// without it, with a warning (cacheWarn), as it does when a cache file
+// cannot be written. cacheDir then returns nil. The state directory
+// holds nothing else that a run needs: the lock file (apply/lock) is
+// opened on its own, and failing to take it stops the command.
 func (k *kernelFlags) cacheDir(cookie uint64, sub ...string) (*statefile.Dir, error) {
 	names := append([]string{fmt.Sprintf("netns-%d", cookie)}, sub...)
 	key := strings.Join(names, "/")
@@ -151,7 +169,7 @@ func (k *kernelFlags) cacheDir(cookie uint64, sub ...string) (*statefile.Dir, er
 	if d := k.cacheDirs[key]; d != nil {
 		return d, nil
 	}
-	d, err := statefile.OpenDir(k.stateDir)
+	d, err := openStateDir(k.stateDir)
 	for _, name := range names {
 		if err != nil {
 			break
@@ -160,8 +178,15 @@ func (k *kernelFlags) cacheDir(cookie uint64, sub ...string) (*statefile.Dir, er
 		d, err = parent.Sub(name)
 		parent.Close()
 	}
-	if err != nil {
+	var unsafe *statefile.UnsafeError
+	switch {
+	case errors.As(err, &unsafe):
 		return nil, fmt.Errorf("--state-dir: %w", err)
+	case err != nil:
+		if k.cacheWarn != nil {
+			k.cacheWarn(err)
+		}
+		return nil, nil
 	}
 	if k.cacheDirs == nil {
 		k.cacheDirs = map[string]*statefile.Dir{}
@@ -169,6 +194,10 @@ func (k *kernelFlags) cacheDir(cookie uint64, sub ...string) (*statefile.Dir, er
 	k.cacheDirs[key] = d
 	return d, nil
 }
+
+// openStateDir opens --state-dir; tests replace it to fail as a full or
+// read-only filesystem does.
+var openStateDir = statefile.OpenDir
 
 // excludeCIDRs parses --ipvs-exclude-cidrs; source names it for errors.
 func (k *kernelFlags) excludeCIDRs(source string) ([]netip.Prefix, error) {

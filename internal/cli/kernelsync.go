@@ -52,7 +52,8 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 		}
 		defer l.Release()
 	}
-	st := c.reporter().Start()
+	st := c.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
+	defer st.End()
 	p, err := plan()
 	if err == nil {
 		st.Done("read the kernel (%s) and diffed: %s", b.name(), p.summary())
@@ -63,6 +64,7 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	}
 	if dryRun {
 		out, flush := c.colored("text", scriptClass)
+		dryRunSysctls(out, p.sysctls())
 		return p, errors.Join(b.dryRun(out, p), flush())
 	}
 	if beforeApply != nil {
@@ -73,9 +75,18 @@ func (c *common) sync(ctx context.Context, k *kernelFlags, b kernelBackend, plan
 	if p.empty() {
 		return p, nil
 	}
-	st = c.reporter().Start()
-	if err := b.apply(context.WithoutCancel(ctx), p); err != nil {
+	st.End()
+	st = c.reporter().Start(fmt.Sprintf("applying (%s): %s", b.name(), p.summary()))
+	defer st.End()
+	// The sysctls the plan shows, and only those, before the rules that
+	// need them (route_localnet before the localhost NodePort rules).
+	if err := writeSysctls(procSys, p.sysctls()); err != nil {
 		return p, err
+	}
+	if !p.rulesEmpty() {
+		if err := b.apply(context.WithoutCancel(ctx), p); err != nil {
+			return p, err
+		}
 	}
 	st.Done("applied (%s): %s", b.name(), p.summary())
 	return p, nil

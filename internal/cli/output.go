@@ -18,6 +18,7 @@ const outputAPIVersion = "svcproxy.kubectl.io/v1alpha1"
 const (
 	kindRenderedRuleset = "RenderedRuleset"
 	kindPlan            = "Plan"
+	kindNodePlans       = "NodePlans"
 	kindVersion         = "Version"
 )
 

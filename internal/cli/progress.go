@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -15,19 +16,30 @@ import (
 // printed: a short run stays quiet.
 const progressThreshold = time.Second
 
+// progressTick is how often a stage still under way says so.
+const progressTick = 5 * time.Second
+
 // progress reports on stderr the stages of a one-shot command (decode,
-// render, read the kernel and diff, apply) that took longer than
-// progressThreshold, each as one line when it ends, with its counts. A
-// nil *progress reports nothing.
+// render, read the kernel and diff, apply): while one runs, every
+// progressTick a line saying what it is doing and for how long, as
+// terraform's "Still creating... [10s elapsed]"; when one that took longer
+// than progressThreshold ends, one line with its counts. A nil *progress
+// reports nothing.
 type progress struct {
 	w     io.Writer
 	clock clock.PassiveClock
+	// ticker paces the lines of a stage under way.
+	ticker clock.WithTicker
+	mu     sync.Mutex // one line at a time
 }
 
 // stage is one stage under way; Done ends it.
 type stage struct {
 	p     *progress
 	start time.Time
+	stop  chan struct{}
+	ended chan struct{}
+	once  sync.Once
 }
 
 // reporter returns the command's progress reporter: nil unless --progress
@@ -36,32 +48,70 @@ func (c *common) reporter() *progress {
 	if !c.progress {
 		return nil
 	}
-	clk := c.clock
+	clk, tick := c.clock, c.ticker
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &progress{w: c.streams.ErrOut, clock: clk}
+	if tick == nil {
+		tick = clock.RealClock{}
+	}
+	return &progress{w: c.streams.ErrOut, clock: clk, ticker: tick}
 }
 
-// Start starts a stage.
-func (p *progress) Start() *stage {
+// Start starts a stage that is doing what ("decoding cluster.yaml
+// (110 MB)"), and says so every progressTick until Done.
+func (p *progress) Start(what string) *stage {
 	if p == nil {
 		return nil
 	}
-	return &stage{p: p, start: p.clock.Now()}
+	s := &stage{p: p, start: p.clock.Now(), stop: make(chan struct{}), ended: make(chan struct{})}
+	t := p.ticker.NewTicker(progressTick)
+	go func() {
+		defer close(s.ended)
+		defer t.Stop()
+		for elapsed := progressTick; ; elapsed += progressTick {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C():
+				p.printf("still %s... [%s elapsed]\n", what, elapsed)
+			}
+		}
+	}()
+	return s
 }
 
 // Done ends the stage: if it took longer than progressThreshold, it prints
 // what the stage did (format and args, as fmt.Printf) and how long it took.
+// No line of the stage follows it.
 func (s *stage) Done(format string, args ...any) {
 	if s == nil {
 		return
 	}
+	s.End()
 	took := s.p.clock.Since(s.start)
 	if took <= progressThreshold {
 		return
 	}
-	fmt.Fprintf(s.p.w, "%s (%v)\n", fmt.Sprintf(format, args...), took.Round(100*time.Millisecond))
+	s.p.printf("%s (%v)\n", fmt.Sprintf(format, args...), took.Round(100*time.Millisecond))
+}
+
+// End stops the stage's lines without a last one, as when it failed (the
+// error says what happened). Done and End may follow each other.
+func (s *stage) End() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.ended
+	})
+}
+
+func (p *progress) printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format, args...)
 }
 
 // snapshotCounts describes what a snapshot holds, for the decode stage.

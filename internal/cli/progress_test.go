@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // steppingClock is a clock on which every reading is 1.5 s after the last:
@@ -76,5 +77,71 @@ func TestProgress(t *testing.T) {
 		if _, stderr := runWithClock(t, tc.clk, tc.args...); stderr != "" {
 			t.Errorf("%s: progress printed:\n%s", tc.what, stderr)
 		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a stage's ticking goroutine and the
+// test may use at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestProgressTicks: a stage under way says so every progressTick with the
+// time elapsed, and nothing of it is printed after its last line.
+func TestProgressTicks(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	var out lockedBuffer
+	p := &progress{w: &out, clock: clk, ticker: clk}
+	st := p.Start("applying (nftables): 10000 chains")
+	want := ""
+	for _, elapsed := range []string{"5s", "10s", "15s"} {
+		clk.Step(progressTick)
+		want += "still applying (nftables): 10000 chains... [" + elapsed + " elapsed]\n"
+		waitFor(t, &out, want)
+	}
+	clk.Step(2 * time.Second)
+	st.Done("applied (nftables): %d chains", 10000)
+	want += "applied (nftables): 10000 chains (17s)\n"
+	clk.Step(progressTick)
+	time.Sleep(50 * time.Millisecond) // a late tick would have printed by now
+	if got := out.String(); got != want {
+		t.Errorf("progress lines:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A stage that fails ends without a line of its own.
+	out = lockedBuffer{}
+	st = p.Start("decoding a.yaml (1.0 MiB)")
+	st.End()
+	st.Done("never printed")
+	clk.Step(progressTick)
+	time.Sleep(50 * time.Millisecond)
+	if got := out.String(); got != "" {
+		t.Errorf("an ended stage printed %q", got)
+	}
+}
+
+// waitFor waits until out holds want; the stage's goroutine prints after
+// the fake clock's tick, not during Step.
+func waitFor(t *testing.T, out *lockedBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for out.String() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("progress printed:\n%s\nwant:\n%s", out.String(), want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -65,7 +65,9 @@ snapshot that fails to load keeps the last good state; the error is logged.
 SIGTERM or SIGINT stop it; --cleanup-on-exit then removes the portal rules.
 
 Only --mode=userspace is supported, and it is the default here.`,
-		Example: `  kubectl svcproxy proxy --node-name=$(hostname) --family=ipv4
+		Example: `  # Run the userspace proxy for this node, IPv4 only (on a node, as root)
+  kubectl svcproxy proxy --node-name=$(hostname) --family=ipv4
+  # The same from a snapshot file, removing its rules on exit (on a node, as root)
   kubectl svcproxy proxy -f snapshot.yaml --node-name=node1 --cleanup-on-exit -v 2`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),

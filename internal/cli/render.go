@@ -36,7 +36,9 @@ userspace mode);
 (apiVersion svcproxy.kubectl.io/v1alpha1), described in docs/OUTPUT.md.`,
 		Example: `  # Render the embedded example
   kubectl svcproxy render --example
-  # Render a saved snapshot for node worker-1, IPv4 only
+  # The same in nftables mode, IPv4 only, as JSON
+  kubectl svcproxy render --example --mode=nftables --family=ipv4 -o json
+  # Render what kubectl prints, for node worker-1 (needs a cluster)
   kubectl get nodes,services,endpointslices -A -o yaml | kubectl svcproxy render -f - --node-name=worker-1 --family=ipv4`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),

@@ -24,15 +24,26 @@ func newResetCommand(c *common) *cobra.Command {
 		Long: `Remove what the tool owns in the selected mode, as kube-proxy --cleanup does;
 used when switching modes. iptables and userspace: the mode's chains and the
 jump rules into them. nftables: the kube-proxy tables. ipvs: the virtual
-servers, ipsets, the kube-ipvs0 interface and the helper chains. Foreign
-rules stay as they were; so does kubelet's KUBE-FIREWALL chain, which
-kube-proxy shares.`,
+servers, ipsets, the kube-ipvs0 interface and the helper chains. In every
+mode it also removes the table inet kubectl-svcproxy-trace that a killed
+trace --kernel left (only one that carries the tool's comment, and only
+under the run lock, which a running trace holds). Foreign rules stay as
+they were; so does kubelet's KUBE-FIREWALL chain, which kube-proxy shares.`,
+		Example: `  # Remove what the tool wrote in nftables mode (on a node, as root)
+  kubectl svcproxy reset --mode=nftables
+  # Print what would be removed, without removing it (on a node, as root)
+  kubectl svcproxy reset --mode=iptables --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel instead of sending it")
+	// The other kernel commands take it; reset removes what the tool owns
+	// whatever the node is called.
+	var nodeName string
+	cmd.Flags().StringVar(&nodeName, "node-name", "", "accepted so that one set of flags serves every command; reset removes what the tool owns whatever the node")
+	markNoEffect(cmd.Flags(), "node-name", "it removes what the tool owns whatever the node")
 	markNeedsLinux(cmd, "it removes this node's kernel rules")
 	return cmd
 }
@@ -64,11 +75,18 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return notWritten(ctx, err)
 	}
-	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.planReset(ctx, families) }, o.dryRun, nil)
-	if err != nil || o.dryRun {
+	var traces traceLeftovers
+	p, err := o.sync(ctx, &o.kernel, b, func() (kernelPlan, error) { return b.planReset(ctx, families) }, o.dryRun, traces.remove)
+	if err != nil {
 		return err
 	}
+	if o.dryRun {
+		return traces.dryRun(o.streams.Out)
+	}
 	fmt.Fprintf(o.streams.Out, "Reset (%s): %s\n", b.name(), p.summary())
+	if err := traces.report(o.streams.Out); err != nil {
+		return err
+	}
 	o.noteFinished(ctx, "reset")
 	return nil
 }

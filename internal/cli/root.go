@@ -49,7 +49,8 @@ type common struct {
 	streams genericiooptions.IOStreams
 	// warned holds the render warnings already printed, so that a
 	// long-running command (apply --watch, proxy) reports a broken
-	// Service once rather than on every sync.
+	// Service once rather than on every sync, and whether the state
+	// cache warning was (warnCache).
 	warned sync.Map
 	// The global flags (globalflags.go).
 	color     string
@@ -57,6 +58,9 @@ type common struct {
 	logConfig *textlogger.Config
 	// clock times the stages that --progress reports; nil is the real one.
 	clock clock.PassiveClock
+	// ticker paces --progress's lines for a stage under way; nil is the
+	// real clock.
+	ticker clock.WithTicker
 	// goos is the system the commands believe they run on (platform.go);
 	// empty is runtime.GOOS. Tests set it.
 	goos string
@@ -87,6 +91,7 @@ func runE(o options) func(*cobra.Command, []string) error {
 		if err := checkAliases(cmd.Flags()); err != nil {
 			return err
 		}
+		warnNoEffect(cmd)
 		if err := o.Complete(cmd, args); err != nil {
 			return err
 		}
@@ -136,6 +141,7 @@ Exit codes: 0 success (no changes), 1 changes pending (plan), 2 error.`,
 		newVersionCommand(c),
 	)
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageTemplate(usageTemplate)
 	addAliases(root)
 	registerCompletions(root)
 	root.SetOut(streams.Out)
@@ -149,6 +155,18 @@ func (c *common) warnOnce(msg string) {
 		c.warnf("%s", msg)
 	}
 }
+
+// warnCache reports, once per run, a state cache that could not be
+// written or opened: the run goes on, since the cache only spares the
+// next run a read of the kernel (kernelFlags.cacheDir).
+func (c *common) warnCache(err error) {
+	if _, seen := c.warned.LoadOrStore(warnedCache{}, true); !seen {
+		c.warnf("the state cache was not written (%v); this run is not affected, the next one reads the kernel", err)
+	}
+}
+
+// warnedCache is warnCache's key in common.warned.
+type warnedCache struct{}
 
 // warnf prints a warning line to stderr.
 func (c *common) warnf(format string, args ...any) {

@@ -145,8 +145,20 @@ func newSavedPlan(fs *pflag.FlagSet, snap *cluster.Snapshot, s *renderSettings, 
 	}, nil
 }
 
-// verify refuses a plan computed now that is not the saved one: another
-// machine, backend, live state or change set.
+// checkSavedSettings refuses a plan whose top-level mode and node are not
+// the ones its settings give once parsed: what apply renders for must be
+// what the file says it is for.
+func checkSavedSettings(path string, saved *savedplan.Plan, s *renderSettings) error {
+	if string(s.mode) != saved.Mode || s.cluster.NodeName != saved.Node {
+		return fmt.Errorf("%s: %w: it says mode %s and node %q, its settings give mode %s and node %q",
+			path, savedplan.ErrEdited, saved.Mode, saved.Node, s.mode, s.cluster.NodeName)
+	}
+	return nil
+}
+
+// verifySaved refuses a plan computed now that is not the saved one:
+// another machine, backend or live state, or changes that the saved
+// plan's text does not show line for line.
 func verifySaved(saved *savedplan.Plan, b kernelBackend, p kernelPlan) error {
 	host, err := thisHost()
 	if err != nil {
@@ -161,9 +173,15 @@ func verifySaved(saved *savedplan.Plan, b kernelBackend, p kernelPlan) error {
 	if err := saved.CheckLive(p.liveTables()); err != nil {
 		return err
 	}
+	return checkSavedText(saved, p)
+}
+
+// checkSavedText compares the text of the plan made now with the text
+// the saved plan shows (savedplan.CheckChanges).
+func checkSavedText(saved *savedplan.Plan, p kernelPlan) error {
 	var text bytes.Buffer
 	if err := p.writeText(&text); err != nil {
 		return err
 	}
-	return saved.CheckChanges(savedplan.ChangeDigest(text.String()))
+	return saved.CheckChanges(text.String())
 }

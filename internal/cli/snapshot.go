@@ -3,12 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/outfile"
 )
 
 // SnapshotOptions are the options of `snapshot`.
@@ -32,8 +31,10 @@ func newSnapshotCommand(c *common) *cobra.Command {
 		Long: `Save the Services, EndpointSlices, ServiceCIDRs and this node's Node object
 as one v1 List, which render -f and plan -f read back unchanged. It goes to
 stdout, or to --output-file, which is replaced whole or not at all.`,
-		Example: `  kubectl svcproxy snapshot --node-name=worker-1 --output-file=cluster.yaml
-  kubectl svcproxy snapshot --node-name=worker-1 -o json > cluster.json
+		Example: `  # Save the embedded example as one v1 List that render -f reads back
+  kubectl svcproxy snapshot --example
+  # Save the cluster's state for node worker-1, then render it anywhere (needs a cluster)
+  kubectl svcproxy snapshot --node-name=worker-1 --output-file=cluster.yaml
   kubectl svcproxy render -f cluster.yaml --node-name=worker-1`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
@@ -80,6 +81,11 @@ func (o *SnapshotOptions) Validate() error {
 		}
 		return fmt.Errorf("--output %q: must be yaml or json", o.output)
 	}
+	if o.outFile != "-" {
+		if err := checkOutFile("--output-file", o.outFile); err != nil {
+			return err
+		}
+	}
 	return o.input.validate()
 }
 
@@ -96,23 +102,18 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if o.outFile == "" || o.outFile == "-" {
 		return write(o.streams.Out)
 	}
-	return writeFileAtomic(o.outFile, write)
+	return outfile.Write(o.outFile, write)
 }
 
-// writeFileAtomic writes through a temporary file in the same directory and
-// renames it into place, so a failed write never leaves a truncated file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+// checkOutFile refuses, before any work, an output file that the write
+// at the end would refuse (a device, FIFO, socket or directory; see
+// internal/outfile). "" is none.
+func checkOutFile(flag, path string) error {
+	if path == "" {
+		return nil
 	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	if _, err := outfile.Check(path); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }

@@ -1,12 +1,24 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 
+	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
+
+// procSys is where this network namespace's sysctls are read and written.
+const procSys = "/proc/sys"
 
 // readNodeSysctls fills in what kube-proxy reads from the node's sysctls
 // at startup: with nf_conntrack_tcp_be_liberal set, it installs no rule that
@@ -14,25 +26,83 @@ import (
 // (ProxyFlags.onNode: plan, apply, proxy) call it; render stays a function
 // of its inputs.
 func readNodeSysctls(cfg *render.Config) {
-	if v, err := os.ReadFile("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal"); err == nil && len(v) > 0 && v[0] != '0' {
+	if v, err := os.ReadFile(procSys + "/net/netfilter/nf_conntrack_tcp_be_liberal"); err == nil && len(v) > 0 && v[0] != '0' {
 		cfg.ConntrackTCPBeLiberal = true
 	}
 }
 
-// ensureRouteLocalnet sets net.ipv4.conf.all.route_localnet=1 when
-// NodePorts must answer on 127.0.0.1, as kube-proxy does.
-func ensureRouteLocalnet(d *desired) error {
-	if !render.LocalhostNodePorts(d.tables.IPv4, d.cfg) {
-		return nil
-	}
-	const path = "/proc/sys/net/ipv4/conf/all/route_localnet"
-	if cur, err := os.ReadFile(path); err == nil && len(cur) > 0 && cur[0] == '1' {
-		return nil
-	}
-	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
-		return fmt.Errorf("set route_localnet for localhost NodePorts (or pass --iptables-localhost-nodeports=false): %w", err)
+// wantedSysctls returns the sysctls the mode needs for d, as paths under
+// /proc/sys with their values, as kube-proxy sets them:
+// route_localnet in iptables mode when NodePorts answer on 127.0.0.1 (its
+// nftables and ipvs modes serve none there), and the ipvs mode's own.
+func wantedSysctls(d *desired, b kernelBackend) [][2]string {
+	ipv4 := slices.Contains(d.families, nodetable.IPv4)
+	switch d.mode {
+	case ModeIPTables:
+		// Only the IPv4 rules answer on 127.0.0.1: an IPv6-only run
+		// wants no IPv4 sysctl, as kube-proxy's IPv6 proxier sets none.
+		if ipv4 && render.LocalhostNodePorts(d.tables.IPv4, d.cfg) {
+			return [][2]string{{"net/ipv4/conf/all/route_localnet", "1"}}
+		}
+	case ModeIPVS:
+		if ib, ok := b.(*ipvsBackend); ok {
+			return applyipvs.Sysctls(ib.strictARP)
+		}
 	}
 	return nil
+}
+
+// planSysctls reads each wanted sysctl under root and returns those whose
+// value differs: a plan shows them, and apply writes only them.
+func planSysctls(root string, wanted [][2]string) (diff.SysctlChanges, error) {
+	var out diff.SysctlChanges
+	for _, kv := range wanted {
+		s := diff.Sysctl{Name: diff.SysctlName(kv[0]), Wanted: diff.SysctlValue(kv[1])}
+		cur, err := os.ReadFile(filepath.Join(root, kv[0]))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read sysctl %s: %w", s.Name, err)
+		}
+		if s.Current = diff.SysctlValue(string(cur)); s.Current != s.Wanted {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// writeSysctls sets the sysctls of a plan under root, in order.
+func writeSysctls(root string, changes diff.SysctlChanges) error {
+	for _, s := range changes {
+		if err := os.WriteFile(filepath.Join(root, s.Path()), []byte(s.Wanted), 0o644); err != nil {
+			hint := ""
+			if s.Name == "net.ipv4.conf.all.route_localnet" {
+				hint = " (for localhost NodePorts; or pass --iptables-localhost-nodeports=false)"
+			}
+			return fmt.Errorf("set sysctl %s = %s%s: %w", s.Name, s.Wanted, hint, err)
+		}
+	}
+	return nil
+}
+
+// dryRunSysctls prints what writeSysctls would write.
+func dryRunSysctls(w io.Writer, changes diff.SysctlChanges) {
+	for _, s := range changes {
+		fmt.Fprintf(w, "# sysctl -w\n%s = %s\n", s.Name, s.Wanted)
+	}
+}
+
+// planKernel plans d against the kernel with b, with the sysctls the mode
+// needs that differ from what the node has.
+func planKernel(ctx context.Context, b kernelBackend, d *desired) (kernelPlan, error) {
+	p, err := b.plan(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	s, err := planSysctls(procSys, wantedSysctls(d, b))
+	if err != nil {
+		return nil, err
+	}
+	p.setSysctls(s)
+	return p, nil
 }
 
 // ensureNFAcct creates the nfacct counters that the rules about to be

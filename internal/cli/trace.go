@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,11 @@ import (
 )
 
 const kindTrace = "Trace"
+
+// traceLockWait is how long trace --kernel waits for the run lock by
+// default: a check takes a second or two, a few more on a loaded machine,
+// so several started at once all run, one after the other.
+const traceLockWait = 30 * time.Second
 
 // TraceOptions are the options of `trace`.
 type TraceOptions struct {
@@ -33,7 +39,7 @@ type TraceOptions struct {
 }
 
 func newTraceCommand(c *common) *cobra.Command {
-	o := &TraceOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kern: kernelFlags{ipvs: true}}
+	o := &TraceOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kern: kernelFlags{ipvs: true, locking: true, lockWait: traceLockWait}}
 	cmd := &cobra.Command{
 		Use:   "trace --from SRC --to DST:PORT | --service NS/NAME",
 		Short: "Follow a packet through the node's proxy rules and print its fate",
@@ -50,15 +56,20 @@ Service: every entry point (ClusterIP, NodePort addresses, load-balancer and
 external IPs) against every source class, with the outcome of each.
 With --live --kernel it also injects the packet into this node's kernel and
 prints the kernel's own trace of it (nf_tables trace events) under the trace,
-with every way the two differ.
+with every way the two differ. It holds the run lock (--lock-file, waiting
+up to --lock-wait) while it reads the rules and injects the probe, so that
+two checks, or a check and an apply, never overlap; without --kernel,
+trace takes no lock.
 Exit codes: 0 traced, 1 the kernel disagrees (--kernel), 2 error (a bad
 address, port, protocol or Service, or a rule the evaluator cannot follow).`,
-		Example: `  # Where does a pod's connection to the example's ClusterIP go?
-  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp
+		Example: `  # Where does a pod's DNS query to the example's kube-dns go?
+  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.53:53 --protocol udp
   # The same as JSON, for CI
-  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.10:53 --protocol udp -o json
+  kubectl svcproxy trace --example --from 10.244.0.5 --to 10.96.0.53:53 --protocol udp -o json
   # Every entry point of a Service against every kind of client
-  kubectl svcproxy trace --example --service kube-system/kube-dns`,
+  kubectl svcproxy trace --example --service kube-system/kube-dns
+  # The same packet through this node's kernel, checked against its own trace (on a node, as root)
+  kubectl svcproxy trace --live --kernel --mode=nftables --from 10.244.0.5 --to 10.96.0.53:53 --protocol udp`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
@@ -140,11 +151,21 @@ func (o *TraceOptions) parsePacket() error {
 	return nil
 }
 
-// Run renders (or reads the kernel), traces and prints.
+// Run renders (or reads the kernel), traces and prints. With --kernel it
+// holds the run lock from before it reads the kernel's rules, as apply
+// does, to the end: the check's table and tun device are one per
+// namespace, and the rules it reads must be those it probes.
 func (o *TraceOptions) Run(ctx context.Context) error {
 	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
+	}
+	if o.kernel {
+		l, err := o.kern.lock()
+		if err != nil {
+			return fmt.Errorf("trace --kernel: %w", err)
+		}
+		defer l.Release()
 	}
 	if o.live {
 		if d, err = o.liveDesired(ctx, d); err != nil {

@@ -43,11 +43,11 @@ func (o *TraceOptions) kernelCheck(d *desired, via trace.Via, r *trace.Result) (
 	}
 	events, err := kernel.Run(p, via)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("trace --kernel: %w", err)
 	}
 	out, err := kernel.ReadOutcome(events, p, kernel.RulesOf(d.nftables, d.iptables, ps))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("trace --kernel: %w", err)
 	}
 	c := kernel.Compare(r, out)
 	c.SourcePort = p.SrcPort

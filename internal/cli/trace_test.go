@@ -120,25 +120,35 @@ func TestTraceServiceJSON(t *testing.T) {
 	}
 }
 
-// TestREADMETraceExamples keeps the README's trace examples the output of
-// the commands they show.
-func TestREADMETraceExamples(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
+// TestDocsTraceExamples keeps the trace examples of the README and
+// docs/TRACE.md the output of the commands they show: the README's quick
+// start shows the first, TRACE.md both.
+func TestDocsTraceExamples(t *testing.T) {
+	examples := [][]string{
 		{"--from", "198.51.100.1", "--to", "192.0.2.20:443"},
 		{"--service", "shop/frontend"},
+	}
+	for _, doc := range []struct {
+		path     string
+		examples [][]string
+	}{
+		{filepath.Join("..", "..", "README.md"), examples[:1]},
+		{filepath.Join("..", "..", "docs", "TRACE.md"), examples},
 	} {
-		full := append([]string{"trace", "--example", "--cluster-cidr", "10.244.0.0/16"}, args...)
-		out, stderr, code := run(t, "", full...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", full, code, stderr)
+		text, err := os.ReadFile(doc.path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		cmd := "$ kubectl svcproxy trace --example --cluster-cidr 10.244.0.0/16 " + strings.Join(args, " ") + "\n"
-		if !strings.Contains(string(readme), cmd+out) {
-			t.Errorf("README.md does not show %q followed by its output:\n%s", cmd, out)
+		for _, args := range doc.examples {
+			full := append([]string{"trace", "--example", "--cluster-cidr", "10.244.0.0/16"}, args...)
+			out, stderr, code := run(t, "", full...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", full, code, stderr)
+			}
+			cmd := "$ kubectl svcproxy trace --example --cluster-cidr 10.244.0.0/16 " + strings.Join(args, " ") + "\n"
+			if !strings.Contains(string(text), cmd+out) {
+				t.Errorf("%s does not show %q followed by its output:\n%s", doc.path, cmd, out)
+			}
 		}
 	}
 }

@@ -45,7 +45,9 @@ func newVersionCommand(c *common) *cobra.Command {
 		Long: `Print the version, the commit and date of the build, the Go version and
 platform, and the kube-proxy release whose rules the tool renders; -o json|yaml
 prints them as a Version object (docs/OUTPUT.md).`,
-		Example: `  kubectl svcproxy version
+		Example: `  # Print the version
+  kubectl svcproxy version
+  # The same as a Version object
   kubectl svcproxy version -o json`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),

@@ -47,19 +47,20 @@ func TestWatchFlags(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsWatchFlags holds the watch flags to the README's
-// rule before apply registers them (TestREADMEDocumentsEveryFlag then
-// covers them too).
-func TestREADMEDocumentsWatchFlags(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDeployDocumentsWatchFlags holds the watch flags to docs/DEPLOY.md,
+// where watch mode is explained, before apply registers them
+// (TestDocsExplainEveryFlag then holds them to docs/USAGE.md too).
+func TestDeployDocumentsWatchFlags(t *testing.T) {
+	const path = "../../docs/DEPLOY.md"
+	deploy, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fs := pflag.NewFlagSet("apply", pflag.ContinueOnError)
 	(&watchFlags{}).addFlags(fs)
 	fs.VisitAll(func(f *pflag.Flag) {
-		if !strings.Contains(string(readme), "`--"+f.Name) {
-			t.Errorf("flag --%s is not documented in README.md", f.Name)
+		if !strings.Contains(string(deploy), "`--"+f.Name) {
+			t.Errorf("flag --%s is not documented in %s", f.Name, path)
 		}
 	})
 }

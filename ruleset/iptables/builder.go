@@ -73,10 +73,11 @@ func (b *Builder) DestAddr(a netip.Addr) *Builder {
 }
 
 // InInterface matches the input interface ("-i"); a trailing "+" is a
-// prefix match.
+// prefix match. The name is one argument whatever it holds (AppendArg):
+// a name with a space once gave the rule more matches of its own.
 func (b *Builder) InInterface(name string, not bool) *Builder {
 	b.iface = appendOpt(b.iface[:0], not, "-i ")
-	b.iface = append(b.iface, name...)
+	b.iface = AppendArg(b.iface, name)
 	return b
 }
 
@@ -174,6 +175,23 @@ func (b *Builder) Rule() Rule {
 	}
 	b.scratch = out
 	return Rule(out)
+}
+
+// AppendArg appends s as one argument of an iptables-restore line: bare,
+// as iptables-save prints an interface name, when iptables-restore reads
+// it back as it stands, else quoted as AppendQuoted quotes. So no value
+// can become more than one argument, or none. A control character still
+// ends the line; ValidateRule refuses it before anything is written.
+func AppendArg(buf []byte, s string) []byte {
+	bare := s != ""
+	for i := 0; i < len(s) && bare; i++ {
+		c := s[i]
+		bare = c > ' ' && c != 0x7f && c != '"' && c != '\'' && c != '\\'
+	}
+	if bare {
+		return append(buf, s...)
+	}
+	return AppendQuoted(buf, s)
 }
 
 // AppendQuoted appends s as iptables-save prints a string option: bare

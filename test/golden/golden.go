@@ -1,7 +1,7 @@
 // Package golden defines the -update test flag that rewrites the golden
 // files under testdata/golden. Every package with tests imports it (for its
 // side effect, if it has no golden files), so that `go test ./... -update`
-// is accepted by every test binary, as the README says.
+// is accepted by every test binary, as CONTRIBUTING.md says.
 package golden
 
 import "flag"

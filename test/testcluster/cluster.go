@@ -42,9 +42,6 @@ const (
 	ServiceCIDRv6 = "fd00:96::/112"
 )
 
-// startTimeout bounds how long Start waits for kube-apiserver to be ready.
-const startTimeout = 60 * time.Second
-
 // Cluster is a running etcd and kube-apiserver, stopped when the test ends.
 type Cluster struct {
 	// Server is kube-apiserver's URL, https://127.0.0.1:<port>.
@@ -96,10 +93,8 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	c.AdminKubeconfig = c.WriteKubeconfig(t, AdminUser, users[0].token)
 	c.UserKubeconfig = c.WriteKubeconfig(t, User, users[1].token)
 	c.OtherKubeconfig = c.WriteKubeconfig(t, OtherUser, users[2].token)
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
 	// The kubeconfigs name the CA file that kube-apiserver writes first.
-	if err := c.poll(ctx, func() error { _, err := os.Stat(c.caFile); return err }); err != nil {
+	if err := waitFor(c.apiserver, startWaits, func(context.Context) error { _, err := os.Stat(c.caFile); return err }); err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
 	restConfig, err := clientcmd.BuildConfigFromFlags("", c.AdminKubeconfig)
@@ -110,7 +105,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	if c.Admin, err = kubernetes.NewForConfig(restConfig); err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
-	if err := c.poll(ctx, func() error { return c.ready(ctx) }); err != nil {
+	if err := waitFor(c.apiserver, startWaits, c.ready); err != nil {
 		t.Fatalf("testcluster: %v", err)
 	}
 	t.Logf("testcluster: kube-apiserver ready at %s in %v", c.Server, time.Since(begin).Round(time.Millisecond))
@@ -198,31 +193,10 @@ func (c *Cluster) StartAPIServer(t testing.TB) {
 	c.restarts++
 	log := filepath.Join(c.dir, fmt.Sprintf("kube-apiserver.%d.log", c.restarts))
 	c.apiserver = c.startProcess(t, "kube-apiserver", c.apiserverBin, log, c.apiserverArgs...)
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := c.poll(ctx, func() error { return c.ready(ctx) }); err != nil {
+	if err := waitFor(c.apiserver, startWaits, c.ready); err != nil {
 		t.Fatalf("testcluster: restart: %v", err)
 	}
 	t.Logf("testcluster: kube-apiserver ready again in %v", time.Since(begin).Round(time.Millisecond))
-}
-
-// poll calls cond until it returns nil, failing early if kube-apiserver
-// exits, and quoting cond's last error and kube-apiserver's log on timeout.
-func (c *Cluster) poll(ctx context.Context, cond func() error) error {
-	for {
-		if err := c.apiserver.Running(); err != nil {
-			return err
-		}
-		last := cond()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver not ready after %v: %v\n%s", startTimeout, last, c.apiserver.Tail(40))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // ready reports whether /readyz answers ok and default/kubernetes exists.

@@ -4,9 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,19 +21,35 @@ const (
 	priorityLast  = 500
 )
 
-// arm creates the check's table: a rule at the first hook that sets the
-// trace flag on the probe, and a rule at the last hooks that every traced
-// packet matches. A table left by an earlier check that was killed is
-// replaced.
-func arm(p Probe) error {
-	c, err := nftables.New()
+// arm creates the check's table (see claimTable): a rule at the first
+// hook that sets the trace flag on the probe, and a rule at the last
+// hooks that every traced packet matches. Every exchange with the kernel
+// is bounded by wait.
+func arm(p Probe, wait time.Duration) (ownTable, error) {
+	nc, err := dialNF(wait)
+	if err != nil {
+		return ownTable{}, err
+	}
+	defer nc.close()
+	own, err := nc.claimTable()
+	if err != nil {
+		return ownTable{}, err
+	}
+	if err := addChains(p, wait); err != nil {
+		_ = nc.deleteTable(own)
+		return ownTable{}, err
+	}
+	return own, nil
+}
+
+// addChains adds the check's chains and rules to its table, in one
+// transaction whose answer is awaited at most wait.
+func addChains(p Probe, wait time.Duration) error {
+	c, err := nftables.New(bounded(wait))
 	if err != nil {
 		return fmt.Errorf("nf_tables: %w", err)
 	}
 	t := &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
-	c.AddTable(t)
-	c.DelTable(t)
-	c.AddTable(t)
 	for _, ch := range []struct {
 		name  string
 		hook  *nftables.ChainHook
@@ -47,22 +66,28 @@ func arm(p Probe) error {
 		c.AddRule(&nftables.Rule{Table: t, Chain: chain, Exprs: ch.exprs})
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("create table inet %s: %w", TableName, err)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("nf_tables did not answer within %v", wait)
+		}
+		return fmt.Errorf("add the chains of table inet %s: %w", TableName, err)
 	}
 	return nil
 }
 
-// disarm deletes the check's table.
-func disarm() error {
-	c, err := nftables.New()
+// bounded makes every exchange of a google/nftables connection end
+// within wait: each opens its own netlink socket, with that deadline.
+func bounded(wait time.Duration) nftables.ConnOption {
+	return nftables.WithSockOptions(func(c *netlink.Conn) error { return c.SetDeadline(time.Now().Add(wait)) })
+}
+
+// disarm deletes the check's table, by its handle.
+func disarm(own ownTable, wait time.Duration) error {
+	c, err := dialNF(wait)
 	if err != nil {
 		return err
 	}
-	c.DelTable(&nftables.Table{Name: TableName, Family: nftables.TableFamilyINet})
-	if err := c.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("delete table inet %s: %w", TableName, err)
-	}
-	return nil
+	defer c.close()
+	return c.deleteTable(own)
 }
 
 // markExprs match the probe's five-tuple and set the trace flag.

@@ -1,7 +1,9 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/google/nftables"
@@ -15,9 +17,10 @@ type Positions struct {
 	handles map[[3]string][]uint64
 }
 
-// NewPositions opens nf_tables in this network namespace.
+// NewPositions opens nf_tables in this network namespace; every read
+// is bounded (netlinkWait).
 func NewPositions() (*Positions, error) {
-	c, err := nftables.New()
+	c, err := nftables.New(bounded(netlinkWait))
 	if err != nil {
 		return nil, fmt.Errorf("nf_tables: %w", err)
 	}
@@ -39,6 +42,9 @@ func (ps *Positions) Of(family, table, chain string, handle uint64) (int, error)
 			return -1, nil
 		}
 		rules, err := ps.conn.GetRules(&nftables.Table{Name: table, Family: fam}, &nftables.Chain{Name: chain})
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("nf_tables did not answer within %v", netlinkWait)
+		}
 		if err != nil {
 			return -1, fmt.Errorf("list the rules of %s %s %s: %w", family, table, chain, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -12,7 +13,7 @@ import (
 
 // sendAsNode sends the probe as the node's own stack would, through the
 // output hooks, from a raw socket that writes the whole IP packet.
-func sendAsNode(p Probe) error {
+func sendAsNode(p Probe, wait time.Duration) error {
 	family := unix.AF_INET
 	var to unix.Sockaddr = &unix.SockaddrInet4{Addr: p.Dst.As4()}
 	if p.Dst.Is6() {
@@ -23,9 +24,17 @@ func sendAsNode(p Probe) error {
 		return fmt.Errorf("raw socket: %w", err)
 	}
 	defer unix.Close(fd)
+	tv := unix.NsecToTimeval(wait.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		return fmt.Errorf("bound the raw socket's send: %w", err)
+	}
 	// EPERM: a rule of the output hooks dropped or rejected it; the
 	// events say which.
-	if err := unix.Sendto(fd, p.Bytes(), 0, to); err != nil && !errors.Is(err, unix.EPERM) {
+	err = unix.Sendto(fd, p.Bytes(), 0, to)
+	if errors.Is(err, unix.EAGAIN) {
+		return fmt.Errorf("send the probe to %s from the node: the kernel did not take it within %v", p.Dst, wait)
+	}
+	if err != nil && !errors.Is(err, unix.EPERM) {
 		return fmt.Errorf("send the probe to %s from the node: %w", p.Dst, err)
 	}
 	return nil
@@ -36,36 +45,62 @@ func sendAsNode(p Probe) error {
 type tun struct{ f *os.File }
 
 // openTun creates the tun device, turns its reverse-path filter off (the
-// probe's source is not routed through it) and sets it up.
-func openTun() (*tun, error) {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+// probe's source is not routed through it) and sets it up. The device is
+// non-blocking, so that a write can be bounded; wait bounds each step.
+func openTun(wait time.Duration) (*tun, error) {
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open /dev/net/tun: %w", err)
 	}
-	t := &tun{f: os.NewFile(uintptr(fd), "/dev/net/tun")}
 	ifr, err := unix.NewIfreq(TunName)
 	if err == nil {
 		ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
 		err = unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr)
 	}
 	if err != nil {
-		t.close()
+		unix.Close(fd)
 		return nil, fmt.Errorf("create tun %s: %w", TunName, err)
 	}
+	t := &tun{f: os.NewFile(uintptr(fd), "/dev/net/tun")}
 	_ = os.WriteFile(filepath.Join("/proc/sys/net/ipv4/conf", TunName, "rp_filter"), []byte("0"), 0o644)
-	link, err := netlink.LinkByName(TunName)
-	if err == nil {
-		err = netlink.LinkSetUp(link)
-	}
-	if err != nil {
+	if err := setUp(wait); err != nil {
 		t.close()
-		return nil, fmt.Errorf("set %s up: %w", TunName, err)
+		return nil, err
 	}
 	return t, nil
 }
 
-func (t *tun) send(p Probe) error {
-	if _, err := t.f.Write(p.Bytes()); err != nil {
+// setUp sets the tun device up, over a netlink socket whose waits are
+// bounded by wait.
+func setUp(wait time.Duration) error {
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err == nil {
+		defer h.Close()
+		err = h.SetSocketTimeout(wait)
+	}
+	var link netlink.Link
+	if err == nil {
+		link, err = h.LinkByName(TunName)
+	}
+	if err == nil {
+		err = h.LinkSetUp(link)
+	}
+	if errors.Is(err, unix.EAGAIN) {
+		err = fmt.Errorf("the kernel did not answer within %v", wait)
+	}
+	if err != nil {
+		return fmt.Errorf("set %s up: %w", TunName, err)
+	}
+	return nil
+}
+
+func (t *tun) send(p Probe, wait time.Duration) error {
+	_ = t.f.SetWriteDeadline(time.Now().Add(wait))
+	_, err := t.f.Write(p.Bytes())
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("send the probe through %s: the device did not take it within %v", TunName, wait)
+	}
+	if err != nil {
 		return fmt.Errorf("send the probe through %s: %w", TunName, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"errors"
+	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/trace"
 )
@@ -24,3 +25,6 @@ func NewPositions() (*Positions, error) { return nil, errLinux }
 
 // Of needs Linux.
 func (*Positions) Of(string, string, string, uint64) (int, error) { return -1, errLinux }
+
+// Leftovers needs Linux.
+func Leftovers(bool, time.Duration) ([]string, error) { return nil, errLinux }

@@ -1,10 +1,7 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,35 +28,3 @@ func listen() (*listener, error) {
 }
 
 func (l *listener) close() { _ = unix.Close(l.fd) }
-
-// collect reads events until done says one is the last, or quiet has
-// passed without one after the first, or deadline.
-func (l *listener) collect(quiet time.Duration, deadline time.Time, done func(Event) bool) ([]Event, error) {
-	tv := unix.NsecToTimeval(quiet.Nanoseconds())
-	if err := unix.SetsockoptTimeval(l.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return nil, err
-	}
-	var events []Event
-	buf := make([]byte, 1<<16)
-	for time.Now().Before(deadline) {
-		n, _, err := unix.Recvfrom(l.fd, buf, 0)
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-			if len(events) > 0 {
-				break
-			}
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read trace events: %w", err)
-		}
-		evs, err := decodeMessages(buf[:n])
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, evs...)
-		if slices.ContainsFunc(evs, done) {
-			break
-		}
-	}
-	return events, nil
-}

@@ -13,9 +13,12 @@ const TunName = "svcproxy-trace"
 
 // The check's own table: its chains set the trace flag on the probe at
 // the first hook it meets, and note the packet at the last (after every
-// translation) when it is forwarded, sent or delivered to the node.
+// translation) when it is forwarded, sent or delivered to the node. Its
+// comment starts with TableMark: the check replaces, and reset removes,
+// only a table that carries it, never an operator's table of that name.
 const (
-	TableName = "svcproxy-trace"
+	TableName = "kubectl-svcproxy-trace"
+	TableMark = "kubectl-svcproxy trace --kernel"
 	chainPre  = "prerouting"
 	chainOut  = "output"
 	chainPost = "postrouting"

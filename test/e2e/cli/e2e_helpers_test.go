@@ -97,10 +97,10 @@ func newE2ENode(t testing.TB, backend string) *e2eNode {
 func (n *e2eNode) lockFile() string { return filepath.Join(n.dir, "svcproxy.lock") }
 
 // args puts the backend and the hermetic kernel flags after the
-// subcommand; plan takes no lock.
+// subcommand; plan takes no lock (trace --kernel does).
 func (n *e2eNode) args(sub string, rest []string) []string {
 	a := []string{sub, "--iptables-backend=" + n.backend, "--state-dir=" + filepath.Join(n.dir, "state")}
-	if sub == "apply" || sub == "reset" {
+	if sub == "apply" || sub == "reset" || sub == "trace" {
 		a = append(a, "--lock-file="+n.lockFile())
 	}
 	return append(a, rest...)

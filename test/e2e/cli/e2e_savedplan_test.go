@@ -64,7 +64,7 @@ func testSavedPlan(t *testing.T, n *e2eNode, args []string, kernel func() string
 	refuse("an input of its own", "--filename cannot be used with a saved plan", second, "-f", fewer)
 	refuse("another version's plan", "apiVersion", rewritePlan(t, n, second, `"svcproxy.kubectl.io/v1alpha1"`, `"svcproxy.kubectl.io/v9"`))
 	refuse("an unknown field", `unknown field "extra"`, rewritePlan(t, n, second, `"kind": "SavedPlan",`, `"kind": "SavedPlan", "extra": 1,`))
-	refuse("an edited snapshot", "gives other changes than the ones saved",
+	refuse("an edited snapshot", "differ from the plan text that was reviewed",
 		rewritePlan(t, n, second, `"port": 53,`, `"port": 54,`))
 	edit()
 	refuse("a node that moved on", "changed since the plan was made", second, "--max-removal=100")

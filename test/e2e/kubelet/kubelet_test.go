@@ -97,7 +97,7 @@ func checkReset(t *testing.T, l *kubeletlab.Lab) {
 	}
 }
 
-// manifests runs hack/manifests.sh as the README's Deploy section does.
+// manifests runs hack/manifests.sh as docs/DEPLOY.md does.
 func manifests(t *testing.T, mode, image string) string {
 	root := repo.MustRoot(t)
 	cmd := exec.Command(filepath.Join(root, "hack/manifests.sh"),

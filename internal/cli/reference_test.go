@@ -15,41 +15,44 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 )
 
-// The README's command reference sits between these markers.
+// referencePath is the generated command reference, from this package.
+var referencePath = filepath.Join("..", "..", "docs", "reference", "commands.md")
+
+// The generated part of the reference sits between these markers; the
+// text above them is written by hand.
 const (
-	referenceBegin = "<!-- BEGIN GENERATED: command reference (go test ./internal/cli -run TestREADMECommandReference -update) -->\n"
+	referenceBegin = "<!-- BEGIN GENERATED: command reference (go test ./internal/cli -run TestCommandReference -update) -->\n"
 	referenceEnd   = "<!-- END GENERATED: command reference -->\n"
 )
 
-// TestREADMECommandReference keeps the README's command reference equal to
-// what cobra's doc generator makes of the command tree; with -update it
-// rewrites the section.
-func TestREADMECommandReference(t *testing.T) {
-	path := filepath.Join("..", "..", "README.md")
-	readme, err := os.ReadFile(path)
+// TestCommandReference keeps docs/reference/commands.md equal to what
+// cobra's doc generator makes of the command tree; with -update it
+// rewrites the generated part.
+func TestCommandReference(t *testing.T) {
+	doc, err := os.ReadFile(referencePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	begin, end := bytes.Index(readme, []byte(referenceBegin)), bytes.Index(readme, []byte(referenceEnd))
+	begin, end := bytes.Index(doc, []byte(referenceBegin)), bytes.Index(doc, []byte(referenceEnd))
 	if begin < 0 || end < begin {
-		t.Fatalf("README.md lacks the markers %q and %q", referenceBegin, referenceEnd)
+		t.Fatalf("%s lacks the markers %q and %q", referencePath, referenceBegin, referenceEnd)
 	}
 	want := commandReference(t)
-	got := string(readme[begin+len(referenceBegin) : end])
+	got := string(doc[begin+len(referenceBegin) : end])
 	if got == want {
 		return
 	}
 	if !*golden.Update {
-		t.Fatalf("README.md's command reference is out of date: run go test ./internal/cli -run TestREADMECommandReference -update")
+		t.Fatalf("%s is out of date: run go test ./internal/cli -run TestCommandReference -update", referencePath)
 	}
-	updated := string(readme[:begin+len(referenceBegin)]) + want + string(readme[end:])
-	if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
+	updated := string(doc[:begin+len(referenceBegin)]) + want + string(doc[end:])
+	if err := os.WriteFile(referencePath, []byte(updated), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// commandReference is the Markdown of every command but completion and
-// help, one level below the README's sections, without kubectl's
+// commandReference is the Markdown of every command but help, each a
+// section of the page, without kubectl's
 // connection flags (listed once instead) and with the defaults that come
 // from this machine (the hostname) left out.
 func commandReference(t *testing.T) string {
@@ -64,7 +67,7 @@ func commandReference(t *testing.T) string {
 		"(`--kubeconfig`, `--context`, `--server`, `--token`, ...).\n\n")
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Name() == "completion" || c.Name() == "help" {
+		if c.Name() == "help" {
 			return
 		}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -79,7 +82,7 @@ func commandReference(t *testing.T) string {
 		if err := doc.GenMarkdownCustom(c, &page, referenceLink); err != nil {
 			t.Fatal(err)
 		}
-		b.WriteString(demoteHeadings(page.String()))
+		b.WriteString(page.String())
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
@@ -89,24 +92,7 @@ func commandReference(t *testing.T) string {
 }
 
 // referenceLink turns the generator's file name for a command
-// (kubectl_svcproxy_plan.md) into the anchor of its heading in the README.
+// (kubectl_svcproxy_plan.md) into the anchor of its heading on the page.
 func referenceLink(file string) string {
 	return "#" + strings.ReplaceAll(strings.TrimSuffix(file, ".md"), "_", "-")
-}
-
-// demoteHeadings puts every Markdown heading outside code blocks one level
-// down, so the commands sit under the README's "Command reference".
-func demoteHeadings(md string) string {
-	var b strings.Builder
-	inCode := false
-	for line := range strings.Lines(md) {
-		if strings.HasPrefix(line, "```") {
-			inCode = !inCode
-		}
-		if !inCode && strings.HasPrefix(line, "#") {
-			line = "#" + line
-		}
-		b.WriteString(line)
-	}
-	return b.String()
 }

@@ -60,8 +60,9 @@ func stampOf(linked buildStamp, info *debug.BuildInfo) buildStamp {
 // buildInfo is the stamp as kubernetes_build_info labels it: the tool's
 // own version (major and minor from a vX.Y.Z version, empty otherwise),
 // commit, tree state and date, and the Go toolchain and platform.
-func buildInfo() metrics.Build {
-	s := stamp()
+func buildInfo() metrics.Build { return buildInfoOf(stamp()) }
+
+func buildInfoOf(s buildStamp) metrics.Build {
 	b := metrics.Build{GitVersion: s.version, GitCommit: strings.TrimSuffix(s.commit, "-dirty"), BuildDate: s.date,
 		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if s.commit != "unknown" {

@@ -15,7 +15,6 @@ import (
 // kube-proxy registers them); these are the ones the tests read, and the
 // tool's own, named svcproxy_*, for what kube-proxy has no metric for.
 const (
-	metricSyncDuration           = "kubeproxy_sync_proxy_rules_duration_seconds"
 	metricNetworkProgramming     = "kubeproxy_network_programming_duration_seconds"
 	metricServiceChangesPending  = "kubeproxy_sync_proxy_rules_service_changes_pending"
 	metricEndpointChangesPending = "kubeproxy_sync_proxy_rules_endpoint_changes_pending"

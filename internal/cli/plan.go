@@ -65,7 +65,7 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 	o.input.addFlags(cmd.Flags())
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml or markdown (a summary per Service and the diff, for a pull-request comment)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, markdown (a summary per Service and the diff, for a pull-request comment), or a template as kubectl takes it (jsonpath=..., go-template=...)")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan to this file, for apply FILE to execute exactly (see docs/SAVED-PLANS.md)")
 	cmd.Flags().StringVar(&o.against, "against", "", "diff against this snapshot file rendered for the node ('-' for stdin) instead of the node's kernel; runs on any system")
 	cmd.Flags().BoolVar(&o.allNodes, "all-nodes", false, "with --against: plan every node of the two snapshots and group the nodes whose plans are identical")

@@ -84,11 +84,16 @@ func newMetrics(mode string, build svcmetrics.Build) *metrics {
 			Help: "Requests to the API server that got no answer (refused, reset, timed out): an outage shows here",
 		}),
 	}
-	m.proxy.Register(m.reg, mode)
-	m.reg.MustRegister(m.syncs, m.syncErrors, m.drift, m.applied, m.watchErrors, m.apiErrors, svcmetrics.BuildInfo(build))
-	m.reg.MustRegister(svcmetrics.RESTClient()...)
-	m.reg.MustRegister(svcmetrics.Runtime()...)
+	m.register(m.reg, mode, build)
 	return m
+}
+
+// register registers every family of the loop on reg.
+func (m *metrics) register(reg prometheus.Registerer, mode string, build svcmetrics.Build) {
+	m.proxy.Register(reg, mode)
+	reg.MustRegister(m.syncs, m.syncErrors, m.drift, m.applied, m.watchErrors, m.apiErrors, svcmetrics.BuildInfo(build))
+	reg.MustRegister(svcmetrics.RESTClient()...)
+	reg.MustRegister(svcmetrics.Runtime()...)
 }
 
 // countHealth counts one answer of the health server, as kube-proxy's

@@ -112,7 +112,9 @@ func checkServiceMonitor(t *testing.T) {
 	}
 	var ds struct {
 		Spec struct {
-			Template struct{ Metadata struct{ Labels map[string]string } }
+			Template struct {
+				Metadata struct{ Labels map[string]string }
+			}
 		}
 	}
 	for path, v := range map[string]any{

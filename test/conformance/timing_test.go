@@ -63,7 +63,7 @@ func TestTiming(t *testing.T) {
 
 func runTiming(t *testing.T, n int) []timing {
 	e := newEnv(t)
-	s, apiSnap := e.loadSynthetic(t, n)
+	s, apiSnap := e.loadSynthetic(t, n, SyntheticEndpoints)
 	snapFile := filepath.Join(t.TempDir(), "snapshot.yaml")
 	if err := writeSnapshot(snapFile, apiSnap); err != nil {
 		t.Fatal(err)
@@ -75,21 +75,21 @@ func runTiming(t *testing.T, n int) []timing {
 	return rows
 }
 
-// loadSynthetic writes a synthetic cluster of n Services (SyntheticEndpoints
-// each) into the API server, waits until its watch cache shows them all,
+// loadSynthetic writes a synthetic cluster of n Services (perService
+// endpoints each) into the API server, waits until its watch cache shows them all,
 // and returns the scenario that renders it with the objects as read back.
-func (e *env) loadSynthetic(t testing.TB, n int) (*Scenario, *cluster.Snapshot) {
+func (e *env) loadSynthetic(t testing.TB, n, perService int) (*Scenario, *cluster.Snapshot) {
 	t.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	if err := LoadSynthetic(ctx, e.cluster.AdminKubeconfig, n, SyntheticEndpoints, 16); err != nil {
+	if err := LoadSynthetic(ctx, e.cluster.AdminKubeconfig, n, perService, 16); err != nil {
 		t.Fatal(err)
 	}
 	want := Counts{services: n + 1, slices: n, nodes: 1, serviceCIDRs: 1}
 	if err := e.objects.WaitLoaded(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d Services and EndpointSlices created in %v", n, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d Services and EndpointSlices (%d endpoints each) created in %v", n, perService, time.Since(start).Round(time.Millisecond))
 	s := SyntheticScenario(n)
 	apiSnap, err := fromapi.Snapshot(ctx, e.cluster.Admin, s.Config.NodeName)
 	if err != nil {

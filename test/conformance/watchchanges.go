@@ -28,9 +28,10 @@ func SkipRounds(n int) { changeRounds.Store(int32(n)) }
 // have counted it in kubeproxy_network_programming_duration_seconds; each
 // one's sample is the rise of that histogram's sum, its own exact measure
 // of the change. Then it notes the syncs made meanwhile and each one's
-// usage, and stops both.
-func (p Pair) Measure(ctx context.Context, client kubernetes.Interface, n, changes int) error {
-	table := synthetic.Table(n, SyntheticEndpoints)
+// usage, and stops both. perService is the endpoints per Service of the
+// synthetic cluster. A capped one (Watched.Cap) takes no part.
+func (p Pair) Measure(ctx context.Context, client kubernetes.Interface, n, perService, changes int) error {
+	table := synthetic.Table(n, perService)
 	syncsBefore, err := p.readTotals(ctx, syncCount, syncSum)
 	if err != nil {
 		return err
@@ -57,6 +58,9 @@ func (p Pair) Measure(ctx context.Context, client kubernetes.Interface, n, chang
 		return err
 	}
 	for i, w := range p {
+		if w.Capped {
+			continue
+		}
 		w.Syncs = histTotals{syncsAfter[i].count - syncsBefore[i].count, syncsAfter[i].sum - syncsBefore[i].sum}
 		if w.Usage, err = w.proc.Usage(); err != nil {
 			return err
@@ -91,10 +95,14 @@ func changeOneEndpoint(ctx context.Context, client kubernetes.Interface, namespa
 // histTotals are a process's count and sum of a histogram.
 type histTotals struct{ count, sum float64 }
 
-// readTotals reads both processes' count and sum of a histogram.
+// readTotals reads both processes' count and sum of a histogram (zero
+// for a capped one).
 func (p Pair) readTotals(ctx context.Context, count, sum string) ([2]histTotals, error) {
 	var out [2]histTotals
 	for i, w := range p {
+		if w.Capped {
+			continue
+		}
 		body, err := w.scrape(ctx)
 		if err != nil {
 			return out, err
@@ -109,7 +117,7 @@ func (p Pair) readTotals(ctx context.Context, count, sum string) ([2]histTotals,
 // rise of its histogram's sum.
 func (p Pair) waitProgrammed(ctx context.Context, before [2]histTotals) error {
 	deadline := time.Now().Add(2 * time.Minute)
-	var done [2]bool
+	done := [2]bool{p[0].Capped, p[1].Capped}
 	for !done[0] || !done[1] {
 		now, err := p.readTotals(ctx, latencyCount, latencySum)
 		if err != nil {

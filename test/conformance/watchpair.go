@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,10 @@ type Watched struct {
 	started   time.Time
 	synced    func(body []byte) bool
 	FirstSync time.Duration
+	// Capped is set when it had not finished its first sync by the cap:
+	// FirstSync is then the cap, a lower bound, and Usage and API what it
+	// had used by then; it made no changes.
+	Capped    bool
 	Latencies []float64  // seconds, one per change
 	Syncs     histTotals // the syncs while the changes were made
 	Usage     testcluster.Usage
@@ -84,11 +89,30 @@ func (w *Watched) scrape(ctx context.Context) ([]byte, error) {
 	return ScrapeMetrics(ctx, w.ns, metricsAddr)
 }
 
+// Cap notes that w did not finish its first sync within limit: its usage
+// and API server load so far, limit as its first sync (a lower bound).
+// Then it stops w, so that the other runs on alone.
+func (w *Watched) Cap(ctx context.Context, limit time.Duration) error {
+	var err error
+	if w.Usage, err = w.proc.Usage(); err != nil {
+		return err
+	}
+	if w.API, err = w.apiLoad(ctx); err != nil {
+		return err
+	}
+	w.FirstSync, w.Capped = limit, true
+	w.Stop()
+	return nil
+}
+
+// ErrFirstSyncCap is WaitFirstSync's error when its limit passed first.
+var ErrFirstSyncCap = errors.New("first sync not finished")
+
 // Pair is kube-proxy and the tool, in that order, run side by side.
 type Pair [2]*Watched
 
 // WaitFirstSync polls both until each has finished its first sync, and
-// notes when it did; it gives up after limit.
+// notes when it did; it gives up after limit with ErrFirstSyncCap.
 func (p Pair) WaitFirstSync(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
@@ -111,7 +135,7 @@ func (p Pair) WaitFirstSync(ctx context.Context, limit time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no first sync of both after %v", limit)
+			return fmt.Errorf("%w by both after %v", ErrFirstSyncCap, limit)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -126,6 +150,9 @@ func (p Pair) WaitQuiet(ctx context.Context, limit time.Duration) error {
 	for quiet < 4 {
 		var syncs float64
 		for _, w := range p {
+			if w.Capped {
+				continue
+			}
 			body, err := w.scrape(ctx)
 			if err != nil {
 				return err

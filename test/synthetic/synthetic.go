@@ -12,7 +12,9 @@ import (
 
 // Table returns n ClusterIP Services with one TCP port and perService ready
 // endpoints spread over ten nodes (the first one local); every tenth
-// Service is a NodePort. Endpoints live in 10.128.0.0/9.
+// Service is a NodePort, until the 2768 ports of the default NodePort
+// range (30000-32767) are taken: past 27,680 Services an API server
+// would refuse the next one. Endpoints live in 10.128.0.0/9.
 func Table(n, perService int) *nodetable.ServiceTable {
 	t := &nodetable.ServiceTable{
 		Family: nodetable.IPv4,
@@ -24,8 +26,8 @@ func Table(n, perService int) *nodetable.ServiceTable {
 			ClusterIP: netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}),
 			Port:      80,
 		}
-		if i%10 == 0 {
-			sp.NodePort = int32(30000 + i%2768)
+		if i%10 == 0 && i/10 < nodePorts {
+			sp.NodePort = int32(30000 + i/10)
 		}
 		for j := 0; j < perService; j++ {
 			sp.AllEndpoints = append(sp.AllEndpoints, Endpoint(i, j, perService))
@@ -35,6 +37,9 @@ func Table(n, perService int) *nodetable.ServiceTable {
 	}
 	return t
 }
+
+// nodePorts is the size of the default NodePort range, 30000-32767.
+const nodePorts = 2768
 
 // Endpoint returns endpoint j of Service i.
 func Endpoint(i, j, perService int) nodetable.Endpoint {

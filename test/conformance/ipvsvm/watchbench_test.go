@@ -204,7 +204,7 @@ func BenchmarkGuestIPVSWatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		progress(fmt.Sprintf("both quiet; %d endpoint changes", changes))
-		if err := p.Measure(b.Context(), client, n, changes); err != nil {
+		if err := p.Measure(b.Context(), client, n, conformance.SyntheticEndpoints, changes); err != nil {
 			b.Fatal(err)
 		}
 		samples.Add(p)

@@ -32,6 +32,11 @@ type Watched struct {
 	started   time.Time
 	synced    func(body []byte) bool
 	FirstSync time.Duration
+	// FirstSyncRules is the time its syncs took up to the first sync seen
+	// (kubeproxy_sync_proxy_rules_duration_seconds' sum, every family):
+	// FirstSync less this is the start, the lists from the API server and
+	// the wait for them.
+	FirstSyncRules time.Duration
 	// Capped is set when it had not finished its first sync by the cap:
 	// FirstSync is then the cap, a lower bound, and Usage and API what it
 	// had used by then; it made no changes.
@@ -127,6 +132,7 @@ func (p Pair) WaitFirstSync(ctx context.Context, limit time.Duration) error {
 			}
 			if err == nil && w.synced(body) {
 				w.FirstSync = time.Since(w.started)
+				w.FirstSyncRules = time.Duration(MetricSum(body, syncSum) * float64(time.Second))
 			} else {
 				done = false
 			}

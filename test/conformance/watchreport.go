@@ -51,6 +51,7 @@ type watchFigures struct {
 	runs, capped                          float64
 	lat                                   []float64
 	cpu, self, rss, first, reqs, received float64
+	firstRules                            float64
 	syncs                                 histTotals
 }
 
@@ -70,6 +71,7 @@ func summarize(b *testing.B, runs []*Watched) watchFigures {
 		f.cpu += (w.Usage.CPU + w.Usage.ChildrenCPU).Seconds()
 		f.rss += float64(w.Usage.PeakRSS) / 1e6
 		f.first += w.FirstSync.Seconds()
+		f.firstRules += w.FirstSyncRules.Seconds()
 	}
 	return f
 }
@@ -85,6 +87,9 @@ func (f watchFigures) report(b *testing.B, short string) {
 	b.ReportMetric(f.cpu/f.runs, short+"-cpu-s")
 	b.ReportMetric(f.rss/f.runs, short+"-rss-MB")
 	b.ReportMetric(f.first/f.runs, short+"-sync1-s")
+	if f.capped == 0 {
+		b.ReportMetric(f.firstRules/f.runs, short+"-sync1-rules-s")
+	}
 	b.ReportMetric(f.reqs/f.runs, short+"-api-reqs")
 	b.ReportMetric(f.received/f.runs/1e3, short+"-api-kB")
 	if f.capped > 0 {

@@ -15,7 +15,8 @@ import (
 // BenchmarkWatchLatency runs the real kube-proxy v1.37.2 and `kubectl
 // svcproxy apply --watch` side by side, each in a network namespace of its
 // own, against one API server holding N synthetic Services (10 endpoints
-// each, or SVCPROXY_BENCH_ENDPOINTS), in the same mode with the same kube-proxy configuration file.
+// each, or SVCPROXY_BENCH_ENDPOINTS), in the same mode with the same
+// kube-proxy configuration file.
 // Once both have synced, it changes one endpoint of one Service at a time,
 // stamping the change's time as the EndpointSlice controller does, and
 // waits until both have counted the change in

@@ -92,7 +92,10 @@ func createSynthetic(ctx context.Context, client kubernetes.Interface, sp *nodet
 		svc.Spec.Type = corev1.ServiceTypeNodePort
 		svc.Spec.Ports[0].NodePort = sp.NodePort
 	}
-	if _, err := client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if err := createRetrying(func() error {
+		_, err := client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("create Service %s/%s: %w", svc.Namespace, name, err)
 	}
 	port := sp.AllEndpoints[0].Port
@@ -115,6 +118,27 @@ func createSynthetic(ctx context.Context, client kubernetes.Interface, sp *nodet
 		return fmt.Errorf("create EndpointSlice %s/%s: %w", svc.Namespace, slice.Name, err)
 	}
 	return nil
+}
+
+// createRetrying calls create again when the API server timed out, up to
+// five times in all; AlreadyExists then means an earlier call got through.
+// kube-apiserver v1.37's ClusterIP allocator lists every IPAddress twice
+// for each Service it creates (for its metrics), so past some 20k Services
+// on a busy 2-core machine one create can take the whole 60 s it allows.
+func createRetrying(create func() error) error {
+	var err error
+	for try := range 5 {
+		err = create()
+		switch {
+		case err == nil:
+			return nil
+		case try > 0 && apierrors.IsAlreadyExists(err):
+			return nil
+		case !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err):
+			return err
+		}
+	}
+	return err
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -7,10 +7,7 @@
 // It reads; the caller shows the result as a plan and writes it.
 package ctsysctl
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Config is kube-proxy's conntrack section (KubeProxyConntrackConfiguration),
 // with its flags' names in the comments.
@@ -47,9 +44,9 @@ func Default() Config {
 	}
 }
 
-// Validate refuses what kube-proxy's validation refuses: a negative value.
-// The message names the flag.
-func (c Config) Validate() error {
+// NegativeFlag returns the flag of the first value that kube-proxy's
+// validation refuses, a negative one, or "" when there is none.
+func (c Config) NegativeFlag() string {
 	for _, v := range []struct {
 		flag     string
 		negative bool
@@ -62,10 +59,10 @@ func (c Config) Validate() error {
 		{"conntrack-udp-timeout-stream", c.UDPStreamTimeout < 0},
 	} {
 		if v.negative {
-			return fmt.Errorf("--%s: must be greater than or equal to 0", v.flag)
+			return v.flag
 		}
 	}
-	return nil
+	return ""
 }
 
 // maxLimit caps the scaled table size, as kube-proxy does, so that a

@@ -30,19 +30,19 @@ func TestMax(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	if err := Default().Validate(); err != nil {
-		t.Fatalf("defaults: %v", err)
+func TestNegativeFlag(t *testing.T) {
+	if f := Default().NegativeFlag(); f != "" {
+		t.Fatalf("defaults: %s", f)
 	}
 	c := Default()
 	c.UDPStreamTimeout = -time.Second
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--conntrack-udp-timeout-stream") {
-		t.Errorf("negative udp stream timeout: %v", err)
+	if f := c.NegativeFlag(); f != "conntrack-udp-timeout-stream" {
+		t.Errorf("negative udp stream timeout: %q", f)
 	}
 	c = Default()
 	c.Min = -1
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--conntrack-min") {
-		t.Errorf("negative min: %v", err)
+	if f := c.NegativeFlag(); f != "conntrack-min" {
+		t.Errorf("negative min: %q", f)
 	}
 }
 

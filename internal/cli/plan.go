@@ -26,7 +26,7 @@ type PlanOptions struct {
 }
 
 func newPlanCommand(c *common) *cobra.Command {
-	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true, lockFlags: true}}
+	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true, lockFlags: true, conntrack: true}}
 	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -93,7 +93,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	}
 	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
 	defer st.End()
-	p, err := planKernel(ctx, b, d)
+	p, err := planKernel(ctx, &o.kernel, b, d, o.streams.ErrOut)
 	if err != nil {
 		return err
 	}

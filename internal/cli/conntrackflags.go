@@ -13,13 +13,17 @@ import (
 const conntrackGroup = "Conntrack Flags (as kube-proxy's)"
 
 // addConntrackFlags registers kube-proxy v1.37's conntrack flags, with its
-// names, defaults and meaning (cmd/kube-proxy/app/options.go).
+// names, defaults and meaning (cmd/kube-proxy/app/options.go); for the
+// userspace proxy, only the four that v1.25 had.
 func (k *kernelFlags) addConntrackFlags(fs *pflag.FlagSet) {
 	k.ct = ctsysctl.Default()
 	fs.Int32Var(&k.ct.MaxPerCore, "conntrack-max-per-core", k.ct.MaxPerCore, "table entries per CPU: nf_conntrack_max is raised to this times the CPUs (at most 1048576) or to --conntrack-min, whichever is more, and never lowered; 0 leaves the table size alone")
 	fs.Int32Var(&k.ct.Min, "conntrack-min", k.ct.Min, "table entries at least, whatever the CPUs")
 	fs.DurationVar(&k.ct.TCPEstablishedTimeout, "conntrack-tcp-timeout-established", k.ct.TCPEstablishedTimeout, "the idle `time` of established TCP flows (0 leaves the kernel's)")
 	fs.DurationVar(&k.ct.TCPCloseWaitTimeout, "conntrack-tcp-timeout-close-wait", k.ct.TCPCloseWaitTimeout, "the `time` TCP flows stay in CLOSE_WAIT (0 leaves the kernel's)")
+	if k.conntrackV125 {
+		return
+	}
 	fs.BoolVar(&k.ct.TCPBeLiberal, "conntrack-tcp-be-liberal", k.ct.TCPBeLiberal, "set the conntrack TCP be_liberal sysctl to 1; then no rule drops conntrack-INVALID packets")
 	fs.DurationVar(&k.ct.UDPTimeout, "conntrack-udp-timeout", k.ct.UDPTimeout, "the idle `time` of unreplied UDP flows (0 leaves the kernel's)")
 	fs.DurationVar(&k.ct.UDPStreamTimeout, "conntrack-udp-timeout-stream", k.ct.UDPStreamTimeout, "the idle `time` of assured UDP flows (0 leaves the kernel's)")
@@ -32,7 +36,11 @@ func (k *kernelFlags) conntrackSysctls(warn io.Writer) ([][2]string, error) {
 	if !k.conntrack {
 		return nil, nil
 	}
-	set, msg, err := ctsysctl.Node{Root: "/"}.Wanted(k.ct)
+	wanted := ctsysctl.Node{Root: "/"}.Wanted
+	if k.conntrackV125 {
+		wanted = ctsysctl.Node{Root: "/"}.WantedV125
+	}
+	set, msg, err := wanted(k.ct)
 	if err != nil {
 		return nil, fmt.Errorf("conntrack settings: %w", err)
 	}
@@ -54,4 +62,22 @@ func (k *kernelFlags) liberalRender(p *ProxyFlags) {
 	if k.conntrack && k.ct.TCPBeLiberal && p.settings.onNode {
 		p.settings.cfg.ConntrackTCPBeLiberal = true
 	}
+}
+
+// setConntrack sets the conntrack sysctls once, before the proxy starts,
+// as kube-proxy v1.25 did; a write that fails stops it, as it stopped
+// v1.25.
+func (o *ProxyOptions) setConntrack() error {
+	wanted, err := o.kernel.conntrackSysctls(o.streams.ErrOut)
+	if err != nil {
+		return err
+	}
+	changes, err := planSysctls(procSys, wanted)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		o.log.Info("Set sysctl", "name", c.Name, "from", c.Current, "to", c.Wanted)
+	}
+	return writeSysctls(procSys, changes)
 }

@@ -36,9 +36,11 @@ type kernelFlags struct {
 	// ipvs: the command works in ipvs mode (--ipvs-exclude-cidrs,
 	// --ipvs-strict-arp).
 	ipvs bool
-	// conntrack: the command sets the conntrack sysctls (plan, apply):
-	// kube-proxy's --conntrack-* flags.
-	conntrack bool
+	// conntrack: the command sets the conntrack sysctls (plan, apply,
+	// proxy): kube-proxy's --conntrack-* flags; conntrackV125 (proxy):
+	// as kube-proxy v1.25, whose userspace mode it runs.
+	conntrack     bool
+	conntrackV125 bool
 
 	backend  string
 	lockFile string

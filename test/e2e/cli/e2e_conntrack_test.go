@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,5 +95,34 @@ func TestE2EConntrackSettingsChecked(t *testing.T) {
 		"+net.netfilter.nf_conntrack_udp_timeout_stream = 150\n")
 	if strings.Contains(r.stdout, "close_wait") {
 		t.Errorf("tcpCloseWaitTimeout 0s leaves close_wait alone:\n%s", r)
+	}
+}
+
+// TestE2EProxyConntrackAsV125: proxy, kube-proxy v1.25's userspace mode,
+// sets the TCP timeouts at startup as v1.25 did, only raising them: the
+// CLOSE_WAIT default of an hour goes in, an established timeout above
+// the flag's stays. v1.25 had no be_liberal or UDP timeout flags.
+func TestE2EProxyConntrackAsV125(t *testing.T) {
+	n := newProxyNode(t)
+	if _, err := n.lab.Node().Run(t.Context(), "sysctl", "-w", "net.netfilter.nf_conntrack_tcp_timeout_established=500000"); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(n.dir, "snapshot.yaml")
+	writeSnapshot(t, snap, proxyBefore)
+	p := startProxy(t, n, "-f", snap, "--node-name=node1", "--family=ipv4", "--cluster-cidr=10.244.0.0/16",
+		"--conntrack-tcp-timeout-established=2h", "-v=2", "--metrics-bind-address=127.0.0.1:10249", "--healthz-bind-address=127.0.0.1:10256")
+	waitProxyReady(t, p)
+	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_close_wait"); got != "3600" {
+		t.Errorf("close_wait = %s, want 3600 raised from the kernel's 60", got)
+	}
+	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_established"); got != "500000" {
+		t.Errorf("established = %s, want 500000 kept: v1.25 only raised it", got)
+	}
+	if code := p.stop(); code != 0 {
+		t.Fatalf("SIGTERM: exit %d\n%s", code, p.output())
+	}
+	r := n.run("proxy", "--example", "--conntrack-udp-timeout=45s")
+	if r.code != ExitError || !strings.Contains(r.stderr, "unknown flag: --conntrack-udp-timeout") {
+		t.Errorf("proxy --conntrack-udp-timeout: want exit 2, unknown flag:\n%s", r)
 	}
 }

@@ -31,7 +31,7 @@ func TestWantedV125OnlyRaises(t *testing.T) {
 func TestWantedV125ReadOnlySysfs(t *testing.T) {
 	n := fakeNode(t, map[string]string{
 		onlineCPUsFile: "0-1", MaxSysctl: "65536", HashsizeFile: "16384",
-		"/proc/mounts": "proc /proc proc rw 0 0\nsysfs /sys sysfs ro,nosuid 0 0",
+		"/proc/mounts":              "proc /proc proc rw 0 0\nsysfs /sys sysfs ro,nosuid 0 0",
 		TCPEstablishedTimeoutSysctl: "3600", TCPCloseWaitTimeoutSysctl: "60",
 	})
 	got, warn, err := n.WantedV125(Config{MaxPerCore: 32768, Min: 131072, TCPEstablishedTimeout: 24 * time.Hour})

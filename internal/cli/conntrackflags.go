@@ -54,6 +54,35 @@ func (k *kernelFlags) conntrackSysctls(warn io.Writer) ([][2]string, error) {
 	return out, nil
 }
 
+// validateConntrack refuses a negative setting, as kube-proxy does. In
+// userspace mode, which follows kube-proxy v1.25, the settings are
+// v1.25's, and one that v1.25 did not have is refused unless it is off.
+func (k *kernelFlags) validateConntrack(p *ProxyFlags) error {
+	if !k.conntrack {
+		return nil
+	}
+	if flag := k.ct.NegativeFlag(); flag != "" {
+		return fmt.Errorf("%s: must be greater than or equal to 0", p.describe(flag))
+	}
+	if p.settings.mode != ModeUserspace {
+		return nil
+	}
+	k.conntrackV125 = true
+	for _, s := range []struct {
+		flag string
+		set  bool
+	}{
+		{"conntrack-tcp-be-liberal", k.ct.TCPBeLiberal},
+		{"conntrack-udp-timeout", k.ct.UDPTimeout != 0},
+		{"conntrack-udp-timeout-stream", k.ct.UDPStreamTimeout != 0},
+	} {
+		if s.set {
+			return fmt.Errorf("%s: not in userspace mode, which sets the conntrack settings as kube-proxy v1.25, which had no such setting", p.describe(s.flag))
+		}
+	}
+	return nil
+}
+
 // liberalRender renders as with nf_conntrack_tcp_be_liberal set when
 // --conntrack-tcp-be-liberal is given: kube-proxy sets the sysctl before
 // it builds its proxier, which then reads it and installs no rule that

@@ -116,8 +116,8 @@ func (k *kernelFlags) validate(p *ProxyFlags) error {
 			return err
 		}
 	}
-	if flag := k.ct.NegativeFlag(); flag != "" {
-		return fmt.Errorf("%s: must be greater than or equal to 0", p.describe(flag))
+	if err := k.validateConntrack(p); err != nil {
+		return err
 	}
 	k.liberalRender(p)
 	return nil

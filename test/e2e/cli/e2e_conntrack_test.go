@@ -126,3 +126,24 @@ func TestE2EProxyConntrackAsV125(t *testing.T) {
 		t.Errorf("proxy --conntrack-udp-timeout: want exit 2, unknown flag:\n%s", r)
 	}
 }
+
+// TestE2EUserspaceConntrackAsV125: apply --mode=userspace sets the
+// conntrack timeouts as kube-proxy v1.25 did, only raising them; the
+// iptables mode sets them as v1.37 does, lower or higher.
+func TestE2EUserspaceConntrackAsV125(t *testing.T) {
+	n := newE2ENode(t, "nft")
+	if _, err := n.lab.Node().Run(t.Context(), "sysctl", "-w", "net.netfilter.nf_conntrack_tcp_timeout_established=500000"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, n.run("apply", userspaceArgs...), ExitOK)
+	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_close_wait"); got != "3600" {
+		t.Errorf("userspace: close_wait = %s, want 3600", got)
+	}
+	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_established"); got != "500000" {
+		t.Errorf("userspace: established = %s, want 500000 kept as v1.25 kept it", got)
+	}
+	expect(t, n.run("apply", exampleArgs...), ExitOK)
+	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_established"); got != "86400" {
+		t.Errorf("iptables: established = %s, want 86400 as v1.37 sets it", got)
+	}
+}

@@ -17,7 +17,11 @@ const conntrackGroup = "Conntrack Flags (as kube-proxy's)"
 // userspace proxy, only the four that v1.25 had.
 func (k *kernelFlags) addConntrackFlags(fs *pflag.FlagSet) {
 	k.ct = ctsysctl.Default()
-	fs.Int32Var(&k.ct.MaxPerCore, "conntrack-max-per-core", k.ct.MaxPerCore, "table entries per CPU: nf_conntrack_max is raised to this times the CPUs (at most 1048576) or to --conntrack-min, whichever is more, and never lowered; 0 leaves the table size alone")
+	capped := " (at most 1048576)"
+	if k.conntrackV125 {
+		capped = "" // v1.25 had no cap
+	}
+	fs.Int32Var(&k.ct.MaxPerCore, "conntrack-max-per-core", k.ct.MaxPerCore, "table entries per CPU: nf_conntrack_max is raised to this times the CPUs"+capped+" or to --conntrack-min, whichever is more, and never lowered; 0 leaves the table size alone")
 	fs.Int32Var(&k.ct.Min, "conntrack-min", k.ct.Min, "table entries at least, whatever the CPUs")
 	fs.DurationVar(&k.ct.TCPEstablishedTimeout, "conntrack-tcp-timeout-established", k.ct.TCPEstablishedTimeout, "the idle `time` of established TCP flows (0 leaves the kernel's)")
 	fs.DurationVar(&k.ct.TCPCloseWaitTimeout, "conntrack-tcp-timeout-close-wait", k.ct.TCPCloseWaitTimeout, "the `time` TCP flows stay in CLOSE_WAIT (0 leaves the kernel's)")

@@ -1,7 +1,7 @@
 // Package kubelet is the end-to-end test on a real single-node cluster
 // (test/kubeletlab): it deploys kubectl-svcproxy as a user does, with
-// the image of hack/image.sh and the manifests of deploy/ filled in by
-// hack/manifests.sh, then serves a Deployment through a ClusterIP and
+// the image of hack/image.sh and `kubectl apply -k` of an overlay of the
+// user's own on top of deploy/overlays/MODE (test/deploykit), then serves a Deployment through a ClusterIP and
 // NodePort Service and checks that traffic from a pod, from the node and
 // from outside reaches every backend, follows scaling, and that
 // established connections survive the DaemonSet pod's replacement; in
@@ -11,19 +11,18 @@ package kubelet
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
-// dsName is the DaemonSet of deploy/daemonset.yaml.
+// dsName is the DaemonSet of deploy/base/daemonset.yaml.
 const dsName = "kubectl-svcproxy"
 
 func TestKubelet(t *testing.T) {
@@ -54,8 +53,7 @@ func TestKubelet(t *testing.T) {
 // runMode deploys the DaemonSet in mode, runs the checks, then removes it
 // and resets the node's rules for the next mode.
 func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool string) {
-	manifests := manifests(t, mode, image)
-	kubectl(t, l, manifests, "apply", "-f", "-")
+	kubectl(t, l, "", "apply", "-k", overlay(t, mode, image))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("DaemonSet pod log:\n%s", podLog(l))
@@ -97,16 +95,12 @@ func checkReset(t *testing.T, l *kubeletlab.Lab) {
 	}
 }
 
-// manifests runs hack/manifests.sh as docs/DEPLOY.md does.
-func manifests(t *testing.T, mode, image string) string {
-	root := repo.MustRoot(t)
-	cmd := exec.Command(filepath.Join(root, "hack/manifests.sh"),
-		"--server", "https://"+kubeletlab.NodeIP+":6443", "--image", image, "--mode", mode)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hack/manifests.sh: %v", err)
-	}
-	return string(out)
+// overlay writes the user's overlay of docs/DEPLOY.md for mode: the lab's
+// image, and the API server at the node's address.
+func overlay(t *testing.T, mode, image string) string {
+	return deploykit.WriteOverlay(t, filepath.Join(t.TempDir(), "overlay"), deploykit.User{
+		Mode: mode, Image: image, APIServer: "https://" + kubeletlab.NodeIP + ":6443", ClusterCIDR: kubeletlab.PodCIDR,
+	})
 }
 
 // kubectl runs the built kubectl as the admin and returns its output.

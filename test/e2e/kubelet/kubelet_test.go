@@ -126,14 +126,7 @@ func waitDaemonSet(t *testing.T, l *kubeletlab.Lab) {
 // waitNoPod waits until the DaemonSet's pod is gone.
 func waitNoPod(t *testing.T, l *kubeletlab.Lab) {
 	t.Helper()
-	for range 120 {
-		out, _ := l.Kubectl("-n", "kube-system", "get", "pods", "-l", "app.kubernetes.io/name="+dsName, "-o", "name")
-		if strings.TrimSpace(out) == "" {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("DaemonSet pod still there after 60s:\n%s", describe(l))
+	waitNoPodLabeled(t, l, "app.kubernetes.io/name="+dsName)
 }
 
 func describe(l *kubeletlab.Lab) string {

@@ -7,6 +7,8 @@
 // established connections survive the DaemonSet pod's replacement; in
 // iptables mode, then in nftables mode on the same cluster. IPVS is not
 // run: this kernel has no IPVS (test/e2e/ipvs runs it in a VM).
+// TestKubeProxySwitch (switch_test.go) switches a node from the real
+// kube-proxy to the tool and back under traffic.
 package kubelet
 
 import (

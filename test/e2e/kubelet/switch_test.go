@@ -121,14 +121,36 @@ func checkKubeProxyImage(t *testing.T, l *kubeletlab.Lab, w *workload) {
 	if !strings.Contains(v, "(nf_tables)") && !strings.Contains(v, "(legacy)") {
 		t.Fatalf("iptables -V in the kube-proxy pod: %q", v)
 	}
-	out, err := l.Command("iptables-"+backend+"-save", "-t", "nat").CombinedOutput()
-	if err != nil {
-		t.Fatalf("iptables-%s-save: %v\n%s", backend, err, out)
-	}
-	if !strings.Contains(string(out), "-A KUBE-SERVICES -d "+w.clusterIP+"/32") || !strings.Contains(string(out), "default/web") {
-		t.Errorf("kube-proxy's rules for %s are not in the node's %s backend:\n%s", w.clusterIP, backend, out)
+	service := "-A KUBE-SERVICES -d " + w.clusterIP + "/32"
+	for _, b := range []string{"nft", "legacy"} {
+		save := nodeSave(t, l, b)
+		if b == backend && (!strings.Contains(save, service) || !strings.Contains(save, "default/web")) {
+			t.Errorf("kube-proxy's rules for %s are not in the node's %s backend:\n%s", w.clusterIP, b, save)
+		}
+		if b != backend && strings.Contains(save, "KUBE-SERVICES") {
+			t.Errorf("the wrapper chose %s, but the %s backend holds kube-proxy's chains too:\n%s", backend, b, save)
+		}
+		// kubelet's own chains, made with the node's iptables, say which
+		// backend the node uses; the wrapper must have chosen it.
+		if b != backend && (strings.Contains(save, "KUBE-IPTABLES-HINT") || strings.Contains(save, "KUBE-KUBELET-CANARY")) {
+			t.Errorf("the wrapper chose %s, but kubelet's chains are in %s", backend, b)
+		}
 	}
 	t.Logf("kube-proxy image: %s; its iptables wrapper chose %s, where its rules are", strings.TrimSpace(version), backend)
+}
+
+// nodeSave returns the node's nat and mangle tables in one iptables backend.
+func nodeSave(t *testing.T, l *kubeletlab.Lab, backend string) string {
+	t.Helper()
+	var all strings.Builder
+	for _, table := range []string{"nat", "mangle"} {
+		out, err := l.Command("iptables-"+backend+"-save", "-t", table).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables-%s-save -t %s: %v\n%s", backend, table, err, out)
+		}
+		all.Write(out)
+	}
+	return all.String()
 }
 
 // waitNoPodLabeled waits until no pod of kube-system has the label.

@@ -12,16 +12,18 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
 // TestKubeProxySwitch runs the real kube-proxy v1.37.2 from the image of
 // hack/kube-proxy-image.sh as kubeadm deploys it, then switches the node
-// to kubectl-svcproxy and back, as docs/DEPLOY.md says, in iptables mode:
-// delete kube-proxy's DaemonSet, `kubectl apply -k` the tool's overlay,
-// then delete the tool's DaemonSet and apply kube-proxy's again. A
+// to kubectl-svcproxy and back, as docs/DEPLOY.md says: delete
+// kube-proxy's DaemonSet, `kubectl apply -k` the tool's overlay of the same
+// mode, then delete the tool's DaemonSet and apply kube-proxy's again. A
 // long-lived connection through the ClusterIP and request loops to the
 // ClusterIP and the NodePort run through both switches: not one request
-// may fail, and the connection must stay on its backend.
+// may fail, and the connection must stay on its backend. In iptables mode,
+// then in nftables mode on the same cluster (reset in between).
 func TestKubeProxySwitch(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireTools(t, "iptables", "nft")
@@ -29,25 +31,35 @@ func TestKubeProxySwitch(t *testing.T) {
 	im := buildImages(t, dir)
 	product := productArchive(t, dir)
 	kubeProxy := deploykit.KubeProxyImage(t, dir)
+	tool := toolbin.Path(t)
 	l := kubeletlab.Start(t, pauseImage, im.archives...)
-	tool := l.Import(t, product)
+	image := l.Import(t, product)
 	if names := l.Import(t, kubeProxy); !slices.Equal(names, []string{deploykit.KubeProxyRef}) {
 		t.Fatalf("hack/kube-proxy-image.sh's archive holds images %v, want %s", names, deploykit.KubeProxyRef)
 	}
-	if len(tool) != 1 {
-		t.Fatalf("hack/image.sh's archive holds images %v, want one", tool)
+	if len(image) != 1 {
+		t.Fatalf("hack/image.sh's archive holds images %v, want one", image)
 	}
 	w := startWorkload(t, l, im.agent)
-	applyKubeProxy(t, l)
-	checkKubeProxyImage(t, l, w)
-	w.reachAll(t)
+	for _, mode := range []string{"iptables", "nftables"} {
+		if !t.Run(mode, func(t *testing.T) { switchMode(t, l, w, mode, image[0], tool) }) {
+			break
+		}
+	}
+}
 
+// switchMode runs kube-proxy in mode, switches to the tool and back under
+// traffic, then removes kube-proxy and its rules for the next mode.
+func switchMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool string) {
+	applyKubeProxy(t, l, mode)
+	checkKubeProxyRules(t, l, w, mode)
+	w.reachAll(t)
 	tr := w.startTraffic(t)
 	tr.flowing(t, "under kube-proxy", 3*time.Second)
 	begin := time.Now()
 	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", "kube-proxy", "--wait")
 	waitNoPodLabeled(t, l, "k8s-app=kube-proxy")
-	kubectl(t, l, "", "apply", "-k", overlay(t, "iptables", tool[0]))
+	kubectl(t, l, "", "apply", "-k", overlay(t, mode, image))
 	waitDaemonSet(t, l)
 	firstSync(t, l)
 	t.Logf("kube-proxy -> kubectl-svcproxy: %v from the delete to the tool's first sync", time.Since(begin).Round(time.Millisecond))
@@ -57,18 +69,26 @@ func TestKubeProxySwitch(t *testing.T) {
 	begin = time.Now()
 	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", dsName, "--wait")
 	waitNoPod(t, l)
-	applyKubeProxy(t, l)
+	applyKubeProxy(t, l, mode)
 	t.Logf("kubectl-svcproxy -> kube-proxy: %v from the delete to kube-proxy's first sync", time.Since(begin).Round(time.Millisecond))
 	tr.flowing(t, "under kube-proxy again", 3*time.Second)
 	w.reachAll(t)
+	tr.stop()
+
+	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", "kube-proxy", "--wait")
+	waitNoPodLabeled(t, l, "k8s-app=kube-proxy")
+	if out, err := l.Command(tool, "reset", "--mode="+mode).CombinedOutput(); err != nil {
+		t.Fatalf("kubectl-svcproxy reset --mode=%s: %v\n%s", mode, err, out)
+	}
+	checkReset(t, l)
 }
 
-// applyKubeProxy applies kube-proxy's manifests (kubeadm's, iptables mode)
-// and waits until its pod runs and has synced once.
-func applyKubeProxy(t *testing.T, l *kubeletlab.Lab) {
+// applyKubeProxy applies kube-proxy's manifests (kubeadm's) in mode and
+// waits until its pod runs and has synced once.
+func applyKubeProxy(t *testing.T, l *kubeletlab.Lab, mode string) {
 	t.Helper()
 	manifests := deploykit.KubeProxyManifests(deploykit.KubeProxy{
-		Mode: "iptables", Image: deploykit.KubeProxyRef,
+		Mode: mode, Image: deploykit.KubeProxyRef,
 		APIServer: "https://" + kubeletlab.NodeIP + ":6443", ClusterCIDR: kubeletlab.PodCIDR,
 	})
 	kubectl(t, l, manifests, "apply", "-f", "-")
@@ -107,14 +127,22 @@ func waitKubeProxySynced(t *testing.T, l *kubeletlab.Lab) {
 	t.Fatalf("kube-proxy did not sync in a minute (%s); its log:\n%s", last, out)
 }
 
-// checkKubeProxyImage checks what the image brings: kube-proxy runs its
-// --version, the iptables wrapper chose a backend, and kube-proxy's rules
-// for the web Service are in that backend on the node.
-func checkKubeProxyImage(t *testing.T, l *kubeletlab.Lab, w *workload) {
+// checkKubeProxyRules checks what the image brings: kube-proxy runs its
+// --version, and its rules for the web Service are on the node, in the
+// iptables backend that the wrapper chose or in nftables (which kube-proxy
+// writes with the image's nft).
+func checkKubeProxyRules(t *testing.T, l *kubeletlab.Lab, w *workload, mode string) {
 	t.Helper()
 	version := kubectl(t, l, "", "-n", "kube-system", "exec", "daemonset/kube-proxy", "--", "kube-proxy", "--version")
 	if !strings.HasPrefix(version, "Kubernetes v") {
 		t.Errorf("kube-proxy --version: %q", version)
+	}
+	if mode == "nftables" {
+		out, err := l.Command("nft", "list", "table", "ip", "kube-proxy").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), w.clusterIP+" . tcp . 80") {
+			t.Errorf("kube-proxy's nftables rules for %s are not on the node: %v\n%s", w.clusterIP, err, out)
+		}
+		return
 	}
 	v := kubectl(t, l, "", "-n", "kube-system", "exec", "daemonset/kube-proxy", "--", "iptables", "-V")
 	backend := map[bool]string{true: "nft", false: "legacy"}[strings.Contains(v, "nf_tables")]

@@ -74,6 +74,7 @@ func (c *kubeProxyConfiguration) flagValues(mode string) settings {
 	// kubeadm's kube-proxy ConfigMap names its kubeconfig here, as
 	// deploy/base/daemonset.yaml does; --kubeconfig on the command line wins.
 	s.add("kubeconfig", "clientConnection.kubeconfig", c.ClientConnection.Kubeconfig)
+	c.ClientConnection.settings(s)
 	s.add("mode", "mode", c.Mode)
 	s.add("nodeport-addresses", "nodePortAddresses", strings.Join(c.NodePortAddresses, ","))
 	s.add("detect-local-mode", "detectLocalMode", c.DetectLocalMode)

@@ -24,7 +24,8 @@ func (s *WatchSamples) Add(p Pair) {
 // the latency percentiles over every run's samples, the mean duration of
 // its syncs during the changes, and the mean of the runs' CPU seconds
 // (with the children it waited for: kube-proxy runs iptables-restore or
-// nft), peak RSS and time to the first sync.
+// nft), peak RSS, time to the first sync, and its requests to the API
+// server and the kilobytes received from it.
 func (s *WatchSamples) Report(b *testing.B) {
 	for _, p := range []struct {
 		short string
@@ -34,9 +35,12 @@ func (s *WatchSamples) Report(b *testing.B) {
 			return
 		}
 		var lat []float64
-		var cpu, self, rss, first float64
+		var cpu, self, rss, first, reqs, received float64
 		var syncs histTotals
 		for _, w := range p.runs {
+			reqs += w.API.Total()
+			received += float64(w.API.Received)
+			b.Logf("%s's API server load: %s; until synced and quiet: %s", w.Name, w.API, w.APIStart)
 			syncs.count += w.Syncs.count
 			syncs.sum += w.Syncs.sum
 			lat = append(lat, w.Latencies...)
@@ -52,6 +56,8 @@ func (s *WatchSamples) Report(b *testing.B) {
 		b.ReportMetric(cpu/runs, p.short+"-cpu-s")
 		b.ReportMetric(rss/runs, p.short+"-rss-MB")
 		b.ReportMetric(first/runs, p.short+"-sync1-s")
+		b.ReportMetric(reqs/runs, p.short+"-api-reqs")
+		b.ReportMetric(received/runs/1e3, p.short+"-api-kB")
 		b.Logf("%s: %d changes, latencies %s ms; %v syncs meanwhile taking %.0f ms; CPU %.2f s of which its own %.2f s",
 			p.runs[0].Name, len(lat), millis(lat), syncs.count, syncs.sum*1000, cpu/runs, self/runs)
 	}

@@ -5,7 +5,8 @@
 // NodePort Service and checks that traffic from a pod, from the node and
 // from outside reaches every backend, follows scaling, and that
 // established connections survive the DaemonSet pod's replacement; in
-// iptables mode, then in nftables mode on the same cluster. IPVS is not
+// iptables mode, then in nftables mode on the same cluster; then the
+// userspace overlay (the `proxy` command), for reach and scaling. IPVS is not
 // run: this kernel has no IPVS (test/e2e/ipvs runs it in a VM).
 // TestKubeProxySwitch (switch_test.go) switches a node from the real
 // kube-proxy to the tool and back under traffic.
@@ -49,6 +50,7 @@ func TestKubelet(t *testing.T) {
 			break
 		}
 	}
+	t.Run("userspace", func(t *testing.T) { runUserspace(t, l, w, names[0], tool) })
 	t.Logf("TestKubelet took %v", time.Since(begin).Round(time.Second))
 }
 
@@ -76,6 +78,29 @@ func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool str
 	waitNoPod(t, l)
 	if out, err := l.Command(tool, "reset", "--mode="+mode).CombinedOutput(); err != nil {
 		t.Fatalf("kubectl-svcproxy reset --mode=%s: %v\n%s", mode, err, out)
+	}
+	checkReset(t, l)
+}
+
+// runUserspace deploys deploy/overlays/userspace, whose DaemonSet runs
+// the userspace proxy (`proxy`), and checks that traffic from every
+// vantage reaches the backends and follows scaling. A replaced pod breaks
+// the connections it proxies, as kube-proxy v1.25's did, so the restart
+// check of the other modes does not apply.
+func runUserspace(t *testing.T, l *kubeletlab.Lab, w *workload, image, tool string) {
+	kubectl(t, l, "", "apply", "-k", overlay(t, "userspace", image))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("DaemonSet pod log:\n%s", podLog(l))
+		}
+	})
+	waitDaemonSet(t, l)
+	w.followScale(t, 2)
+	w.followScale(t, 3)
+	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", dsName, "--wait")
+	waitNoPod(t, l)
+	if out, err := l.Command(tool, "reset", "--mode=userspace").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl-svcproxy reset --mode=userspace: %v\n%s", err, out)
 	}
 	checkReset(t, l)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
@@ -151,4 +152,24 @@ func TestDeployKustomizeUserOverlay(t *testing.T) {
 	}
 	checkPodSpec(t, ds.Spec.Template.Spec, "apply", "--watch", "--mode=nftables")
 	checkWatchContainer(t, c, deployConfig(t).HealthzBindAddress)
+}
+
+// TestDeployKustomizeCronJob renders deploy/cronjob: the base's RBAC and
+// ConfigMap, unchanged, and the CronJob in place of the DaemonSet.
+func TestDeployKustomizeCronJob(t *testing.T) {
+	kubectl := deploykit.Kubectl(t)
+	base, _ := renderedObjects(t, kubectl, deploykit.Dir(t, "base"))
+	objects, kinds := renderedObjects(t, kubectl, deploykit.Dir(t, "cronjob"))
+	want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "CronJob"}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("deploy/cronjob renders %q, want %q", kinds, want)
+	}
+	for key, doc := range base {
+		if key != "DaemonSet kubectl-svcproxy" && string(objects[key]) != string(doc) {
+			t.Errorf("deploy/cronjob: %s differs from the base's:\n%s", key, objects[key])
+		}
+	}
+	var cj batchv1.CronJob
+	decodeStrict(t, "deploy/cronjob", objects["CronJob kubectl-svcproxy-node-name-placeholder"], &cj)
+	checkPodSpec(t, cj.Spec.JobTemplate.Spec.Template.Spec, "apply", "--lock-wait=60s")
 }

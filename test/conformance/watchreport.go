@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
 )
 
 // WatchSamples pools the side-by-side runs of one benchmark.
@@ -85,23 +87,7 @@ func millis(xs []float64) string {
 	return strings.Join(parts, " ")
 }
 
-// WatchBenchSizesEnv lists the sizes the watch benchmarks run instead of
-// the default 100 Services, e.g. "1000,10000".
-const WatchBenchSizesEnv = "SVCPROXY_BENCH_SIZES"
-
-// WatchBenchSizes are the sizes that WatchBenchSizesEnv asks for, or 100.
-func WatchBenchSizes(b testing.TB) []int {
-	v := os.Getenv(WatchBenchSizesEnv)
-	if v == "" {
-		return []int{100}
-	}
-	var sizes []int
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			b.Fatalf("%s=%q: want Service counts separated by commas", WatchBenchSizesEnv, v)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes
-}
+// WatchBenchSizes are the sizes of the watch benchmarks: 100 Services,
+// or what SVCPROXY_BENCH_SIZES asks for (test/benchsize), e.g.
+// "1000,10000".
+func WatchBenchSizes(b testing.TB) []int { return benchsize.Sizes(b, 100) }

@@ -21,12 +21,12 @@
 // every symbolic link met on the way, a directory's as much as the last
 // component's, is followed only when root or the running user owns it:
 // root writing to /tmp/x/dir/file must not follow a link another user
-// planted at /tmp/x/dir (the kernel's protected_symlinks stops `>` at a
-// last component only; a rename of a resolved path would not be stopped
-// at all). On Linux the walk holds each directory open, without following
-// links but those it checked, and the temporary file is created and
-// renamed relative to the last one: what was checked is where the file
-// goes. Elsewhere the walk goes by path names.
+// planted at /tmp/x/dir (the kernel's protected_symlinks, where it is
+// on, stops only links in sticky world-writable directories). On Linux
+// the walk holds each directory open, without following links but those
+// it checked, and the temporary file is created and renamed relative to
+// the last one: what was checked is where the file goes. Elsewhere the
+// walk goes by path names.
 //
 // The check of the last component and the rename are two steps: someone
 // who may write to the target's directory can still swap the name between

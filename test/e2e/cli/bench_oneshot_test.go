@@ -32,12 +32,12 @@ func oneShotSizes(b *testing.B) []int {
 	return out
 }
 
-// snapshotFiles writes the synthetic snapshot of n Services as JSON and as
-// YAML, and rounds more JSON files, each with Service 0's first endpoint
+// snapshotFiles writes the realistic synthetic snapshot of n Services
+// (synthetic.Realistic) as JSON and as YAML, as kubectl prints them, and rounds more JSON files, each with Service 0's first endpoint
 // moved.
 func snapshotFiles(b *testing.B, dir string, n, rounds int) (yamlFile string, jsonFiles []string) {
 	b.Helper()
-	s := synthetic.Snapshot(n)
+	s := synthetic.Realistic(n)
 	write := func(name string, fn func(f *os.File) error) string {
 		path := filepath.Join(dir, name)
 		f, err := os.Create(path)
@@ -52,12 +52,12 @@ func snapshotFiles(b *testing.B, dir string, n, rounds int) (yamlFile string, js
 		}
 		return path
 	}
-	yamlFile = write("snapshot.yaml", func(f *os.File) error { return s.WriteYAML(f) })
+	yamlFile = write("snapshot.yaml", func(f *os.File) error { return synthetic.WriteKubectlYAML(f, s) })
 	for r := range rounds + 1 {
 		if r > 0 {
 			synthetic.MoveEndpoint(s, 0, r)
 		}
-		jsonFiles = append(jsonFiles, write(fmt.Sprintf("snapshot-%d.json", r), func(f *os.File) error { return s.WriteJSON(f) }))
+		jsonFiles = append(jsonFiles, write(fmt.Sprintf("snapshot-%d.json", r), func(f *os.File) error { return synthetic.WriteKubectlJSON(f, s) }))
 	}
 	return yamlFile, jsonFiles
 }

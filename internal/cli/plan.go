@@ -91,6 +91,8 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.noteKubeProxy(ctx)
+	o.noteOtherModes(d.mode)
 	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
 	defer st.End()
 	p, err := planKernel(ctx, b, d)

@@ -154,3 +154,16 @@ func TestRulesOfAnotherMode(t *testing.T) {
 		})
 	}
 }
+
+// expectBeside is expect for a run on a node that holds the rules of
+// another mode on purpose: the warning that names that mode must be on
+// stderr, and nothing else.
+func expectBeside(t *testing.T, r result, code int, mode string, want ...string) result {
+	t.Helper()
+	warning := "warning: the node also holds " + mode + " rules "
+	if !strings.HasPrefix(r.stderr, warning) || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("want only the warning %q on stderr:\n%s", warning, r)
+	}
+	r.stderr = ""
+	return expect(t, r, code, want...)
+}

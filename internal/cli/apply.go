@@ -32,6 +32,8 @@ type ApplyOptions struct {
 	watch       watchFlags
 	guard       guardFlags
 	takeOver    takeOverFlags
+	// recorded says that the record of this apply is written (applied.go).
+	recorded bool
 	// saved is the plan file of apply FILE.
 	saved *savedplan.Plan
 	// flags are the command's flags, for the checks of what was given.
@@ -186,7 +188,7 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if err := o.checkKubeProxy(ctx, o.dryRun); err != nil {
 		return notWritten(ctx, err)
 	}
-	o.noteOtherModes(d.mode)
+	o.noteOtherModes(&o.kernel, d.mode)
 	p, err := o.applyDesired(ctx, b, d, o.dryRun)
 	if err != nil || o.dryRun {
 		return err
@@ -240,6 +242,10 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 	if err != nil || dryRun {
 		return p, err
 	}
+	if !o.recorded {
+		o.kernel.recordApplied(d.mode)
+		o.recorded = true // watch mode: once, not at every sync
+	}
 	if d.mode != ModeUserspace {
 		o.cleanConntrack(d, p)
 	}
@@ -259,7 +265,7 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	if err := o.checkKubeProxy(ctx, false); err != nil {
 		return err
 	}
-	o.noteOtherModes(settings.mode)
+	o.noteOtherModes(&o.kernel, settings.mode)
 	o.builder = &cluster.Builder{}
 	o.nftRenderers = map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
 	o.iptRenderers = map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}

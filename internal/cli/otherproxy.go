@@ -104,10 +104,11 @@ func (c *common) noteKubeProxy(ctx context.Context) {
 
 // noteOtherModes warns of the rules of modes other than mode on the node
 // (otherModeRules): applying mode leaves them, and with them two sets of
-// rules answer for the same Services.
-func (c *common) noteOtherModes(mode Mode) {
+// rules answer for the same Services. The tool's record of its applies
+// says whether it wrote them (k.whose).
+func (c *common) noteOtherModes(k *kernelFlags, mode Mode) {
 	for _, r := range otherModeRules(mode) {
-		c.warnf("the node also holds %s rules (%s), from kube-proxy or an earlier apply; `kubectl svcproxy reset --mode=%s` removes them",
-			r.mode, strings.Join(r.seen, ", "), r.mode)
+		c.warnf("the node also holds %s rules (%s), %s; `kubectl svcproxy reset --mode=%s` removes them",
+			r.mode, strings.Join(r.seen, ", "), k.whose(r.mode), r.mode)
 	}
 }

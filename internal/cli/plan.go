@@ -92,7 +92,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	o.noteKubeProxy(ctx)
-	o.noteOtherModes(d.mode)
+	o.noteOtherModes(&o.kernel, d.mode)
 	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
 	defer st.End()
 	p, err := planKernel(ctx, b, d)

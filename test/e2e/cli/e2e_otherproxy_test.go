@@ -129,8 +129,9 @@ func TestApplyBesideNoKubeProxy(t *testing.T) {
 }
 
 // TestRulesOfAnotherMode applies one mode, then plans and applies another
-// in the same namespace: both name the first mode's rules and the reset
-// that removes them, which then silences them.
+// in the same namespace: both name the first mode's rules, whether this
+// tool wrote them (its record in --state-dir), and the reset that removes
+// them, which then silences them.
 func TestRulesOfAnotherMode(t *testing.T) {
 	for _, c := range []struct{ first, then, seen string }{
 		{"nftables", "iptables", "table ip kube-proxy"},
@@ -139,19 +140,35 @@ func TestRulesOfAnotherMode(t *testing.T) {
 	} {
 		t.Run(c.first+" then "+c.then, func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, n *e2eNode) {
-				expect(t, n.run("apply", append(exampleArgs, "--mode="+c.first)...), ExitOK, "Applied")
-				want := fmt.Sprintf("the node also holds %s rules (%s", c.first, c.seen)
-				reset := "kubectl svcproxy reset --mode=" + c.first
-				for _, sub := range []string{"plan", "apply"} {
-					r := n.run(sub, append(exampleArgs, "--mode="+c.then)...)
-					if r.code == ExitError || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, reset) {
-						t.Fatalf("%s --mode=%s after %s: want a warning %q naming %q:\n%s", sub, c.then, c.first, want, reset, r)
-					}
-				}
+				// First as kube-proxy would leave them: written without
+				// this --state-dir, then by the tool itself.
+				other := "--state-dir=" + filepath.Join(n.dir, "elsewhere")
+				expect(t, n.run("apply", append(exampleArgs, "--mode="+c.first, other)...), ExitOK, "Applied")
+				n.expectOtherMode(c.first, c.then, c.seen, "not applied by this tool with this --state-dir")
+				// (The apply of the second mode left its rules too.)
+				expectBeside(t, n.run("apply", append(exampleArgs, "--mode="+c.first)...), ExitOK, c.then)
+				n.expectOtherMode(c.first, c.then, c.seen, "written by this tool's apply --mode="+c.first+" at ")
 				expect(t, n.run("reset", "--mode="+c.first), ExitOK)
-				expect(t, n.run("plan", append(exampleArgs, "--mode="+c.then)...), ExitOK)
+				expect(t, n.run("plan", append(exampleArgs, "--mode="+c.then)...), ExitOK, "No changes")
 			})
 		})
+	}
+}
+
+// expectOtherMode runs plan and apply of mode then on a node that holds
+// the rules of mode first, and fails unless both warn of them, naming
+// seen and whose, and the reset that removes them.
+func (n *e2eNode) expectOtherMode(first, then, seen, whose string) {
+	t := n.t.(*testing.T)
+	t.Helper()
+	want := []string{fmt.Sprintf("the node also holds %s rules (%s", first, seen), whose, "`kubectl svcproxy reset --mode=" + first + "` removes them"}
+	for _, sub := range []string{"plan", "apply"} {
+		r := n.run(sub, append(exampleArgs, "--mode="+then)...)
+		for _, w := range want {
+			if r.code == ExitError || !strings.Contains(r.stderr, w) {
+				t.Fatalf("%s --mode=%s after %s: want a warning with %q:\n%s", sub, then, first, w, r)
+			}
+		}
 	}
 }
 

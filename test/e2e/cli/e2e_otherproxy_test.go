@@ -72,7 +72,8 @@ func serveIn(t *testing.T, ns netlab.NS, addr, body, server string) {
 
 // TestApplyBesideKubeProxy runs apply on a node where a kube-proxy runs,
 // shown by each signal alone: apply refuses with exit 2, names the signal
-// and writes nothing; --take-over applies, with a warning; plan says so.
+// and writes nothing, and so does apply --watch when it starts;
+// --take-over applies, with a warning; plan says so.
 // A kube-proxy in another network namespace, and the tool's own answers
 // on kube-proxy's ports, are not one.
 func TestApplyBesideKubeProxy(t *testing.T) {
@@ -107,6 +108,12 @@ func TestApplyBesideKubeProxy(t *testing.T) {
 			r = n.run("plan", exampleArgs...)
 			if r.code != ExitChanges || !strings.Contains(r.stderr, want) {
 				t.Fatalf("plan beside kube-proxy: want exit 1 and %q on stderr:\n%s", want, r)
+			}
+			// apply --watch refuses when it starts, before it asks the
+			// API server (there is none: without the check it would wait).
+			r = n.run("apply", "--watch", "--node-name=node1", "--healthz-bind-address=", "--metrics-bind-address=")
+			if r.code != ExitError || !strings.Contains(r.stderr, want) {
+				t.Fatalf("apply --watch beside kube-proxy: want exit 2 naming %q:\n%s", want, r)
 			}
 			r = n.run("apply", append(exampleArgs, "--take-over")...)
 			if r.code != ExitOK || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "Applied") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,10 +37,15 @@ func FuzzDecode(f *testing.F) {
 	for _, seed := range onePassCases {
 		f.Add([]byte(seed))
 	}
+	// Alias bombs that go-yaml's own alias ratio lets through: nested
+	// (111 MB of JSON from 13 KB), and one large string aliased often
+	// (64 MB from 64 KB).
+	f.Add(nestedAliasBomb(1000, 5, 10))
+	f.Add(aliasBomb(64<<10, 1000))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkLazyReading(t, data)
 		checkOnePass(t, data)
-		s, err := Decode("fuzz.yaml", data)
+		s, err := checkBoundedDecode(t, data)
 		if err != nil {
 			return
 		}
@@ -50,6 +56,40 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("WriteYAML: %v", err)
 		}
 	})
+}
+
+// checkBoundedDecode decodes data, and fails unless decoding allocated
+// within a bound relative to data's size: what its aliases may expand it
+// to, converted, decoded and defaulted. Decoding a YAML snapshot
+// allocates about 8 times the file; the slow path for YAML more.
+func checkBoundedDecode(t *testing.T, data []byte) (*Snapshot, error) {
+	var s *Snapshot
+	var err error
+	n := allocated(func() { s, err = Decode("fuzz.yaml", data) })
+	if bound := 64<<20 + 64*uint64(len(data)); n > bound {
+		t.Fatalf("%.200q: decoding %d bytes allocated %d MiB, over %d MiB (error: %v)", data, len(data), n>>20, bound>>20, err)
+	}
+	return s, err
+}
+
+// nestedAliasBomb is a ConfigMap with a string of size bytes and levels
+// of lists that alias the level below fanOut times. go-yaml refuses a
+// document once nearly every node it has decoded came from an alias
+// ("excessive aliasing"): plain nodes first, a 25th of the expanded
+// leaves (each alias and its node count), pass that.
+func nestedAliasBomb(size, levels, fanOut int) []byte {
+	expanded := 1
+	for range levels {
+		expanded *= fanOut
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n")
+	b.WriteString("  pad: [" + strings.TrimSuffix(strings.Repeat("x, ", expanded/25), ", ") + "]\n")
+	b.WriteString("  l0: &l0 " + strings.Repeat("x", size) + "\n")
+	for l := 1; l <= levels; l++ {
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", l, l, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", l-1), fanOut), ", "))
+	}
+	return []byte(b.String())
 }
 
 // checkLazyReading: what a lazy reading of data decodes, data holds as

@@ -37,7 +37,7 @@ func guardFault(fail func(error)) func() {
 		if r == nil {
 			return
 		}
-		if _, ok := r.(interface{ Addr() uintptr }); ok {
+		if isFault(r) {
 			fail(errChangedWhileRead)
 			return
 		}

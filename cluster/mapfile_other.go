@@ -3,12 +3,18 @@
 package cluster
 
 import (
-	"io"
 	"os"
 )
 
 // mapFile reads f: only Unix systems map snapshot files.
 func mapFile(f *os.File) (data []byte, unmap func(), err error) {
-	data, err = io.ReadAll(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkFileSize(st); err != nil {
+		return nil, nil, err
+	}
+	data, err = readFile(f, st)
 	return data, nil, err
 }

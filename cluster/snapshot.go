@@ -44,7 +44,7 @@ func LoadFile(path string, stdin io.Reader) (*Snapshot, error) {
 		if stdin == nil {
 			return nil, fmt.Errorf("read <stdin>: no standard input")
 		}
-		data, err := io.ReadAll(stdin)
+		data, err := readStream(stdin)
 		if err != nil {
 			return nil, fmt.Errorf("read <stdin>: %w", err)
 		}

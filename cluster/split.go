@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/inputlimit"
 )
 
 // document is one YAML document or one JSON value of a snapshot file.
@@ -269,9 +271,16 @@ func yamlToJSON(doc []byte, startLine int) (out []byte, fields jsonFields, err e
 	if out, fields, err = fastYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
 		return out, fields, err
 	}
-	out, err = yaml.YAMLToJSONStrict(doc)
+	// The fast paths refuse anchors and aliases; this one expands them,
+	// so it may only have a document whose aliases stay within bounds.
+	if err = inputlimit.CheckAliases(doc); err == nil {
+		out, err = yaml.YAMLToJSONStrict(doc)
+	}
 	if err == nil {
 		return out, nil, nil
+	}
+	if errors.As(err, new(*inputlimit.ExpansionError)) {
+		return nil, nil, err
 	}
 	lines := strings.Split(err.Error(), "\n")
 	for i := range lines {

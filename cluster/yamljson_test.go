@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/inputlimit"
 )
 
 // yamlCases are documents on both sides of the fast path's edge.
@@ -119,10 +121,13 @@ func FuzzYAMLToJSON(f *testing.F) {
 	for _, doc := range yamlCases {
 		f.Add([]byte(doc))
 	}
+	f.Add(nestedAliasBomb(1000, 5, 10))
+	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a, *a]\nc: {<<: *b, d: *b}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		if _, err := utf8Text(doc); err != nil || !utf8.Valid(doc) {
 			return // Decode refuses it before any conversion
 		}
+		checkExpansion(t, doc)
 		for _, conv := range []func([]byte) ([]byte, error){blockJSON, fastJSON} {
 			fast, err := conv(doc)
 			if err != nil {
@@ -137,6 +142,17 @@ func FuzzYAMLToJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkExpansion: whatever a document's aliases expand it to, the JSON
+// that yamlToJSON makes of it is within the expansion limit, give or take
+// JSON's escapes (a control character is 6 bytes: \u0001).
+func checkExpansion(t *testing.T, doc []byte) {
+	out, err := yamlJSON(doc, 1)
+	limit := max(inputlimit.ExpansionRatio*int64(len(doc)), inputlimit.ExpansionFloor)
+	if err == nil && int64(len(out)) > 6*limit {
+		t.Fatalf("%.200q: %d bytes of YAML gave %d bytes of JSON, over 6 times its limit of %d", doc, len(doc), len(out), limit)
+	}
 }
 
 // resolveNumericLong is resolveNumeric without mayBeNumber's shortcut.

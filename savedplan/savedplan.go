@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -127,14 +128,26 @@ func (p *Plan) Encode(w io.Writer) error {
 // Read reads and decodes a plan file from r, opened at path (the caller
 // checks who may have written it).
 func Read(r io.Reader, path string) (*Plan, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
-	if err != nil {
+	tooLarge := fmt.Errorf("saved plan %s: larger than %d MiB, the limit for a saved plan", path, MaxSize>>20)
+	// A regular file says its size: one over the limit is not read, and
+	// one within it is read into a buffer of its size. Anything else (a
+	// pipe, /dev/zero) is read to the limit.
+	var buf bytes.Buffer
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if st.Size() > MaxSize {
+				return nil, tooLarge
+			}
+			buf.Grow(int(st.Size()) + bytes.MinRead)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1)); err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", path, err)
 	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("saved plan %s: larger than %d MiB", path, MaxSize>>20)
+	if buf.Len() > MaxSize {
+		return nil, tooLarge
 	}
-	p, err := Decode(data)
+	p, err := Decode(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("saved plan %s: %w", path, err)
 	}

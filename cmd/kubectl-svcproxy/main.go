@@ -2,7 +2,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -12,11 +11,5 @@ import (
 
 func main() {
 	cli.SetStartupHeapFloor()
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	if err := cli.NewRootCommand(streams).Execute(); err != nil {
-		if cli.ExitCode(err) != cli.ExitChanges {
-			fmt.Fprintln(os.Stderr, "error:", err)
-		}
-		os.Exit(cli.ExitCode(err))
-	}
+	os.Exit(cli.Main(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/savedplan"
@@ -38,6 +38,8 @@ type ApplyOptions struct {
 	saved *savedplan.Plan
 	// flags are the command's flags, for the checks of what was given.
 	flags *pflag.FlagSet
+	// cleanups are the last apply's stale-flow cleanups, by family.
+	cleanups map[nodetable.Family]*metrics.ConntrackRun
 }
 
 // newApplyOptions returns apply's options: it runs on the node, takes the
@@ -277,23 +279,23 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	health := newProxyHealth(settings.mode, 2*o.watch.syncPeriod, settings.families)
 	checks := newServiceChecks(settings.mode, health, o.logger())
 	defer checks.close()
-	return o.runWatch(ctx, health, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+	return o.runWatch(ctx, health, func(ctx context.Context, snap *cluster.Snapshot) (watch.Result, error) {
 		if err := o.guard.checkServices(snap); err != nil {
-			return diff.Summary{}, err
+			return watch.Result{}, err
 		}
 		d, err := o.renderSnapshot(settings, snap)
 		if err != nil {
-			return diff.Summary{}, err
+			return watch.Result{}, err
 		}
 		p, err := o.applyDesired(ctx, b, d, false)
 		if err != nil {
-			return diff.Summary{}, err
+			return watch.Result{}, err
 		}
 		checks.sync(d)
 		if saver != nil && p.empty() {
 			o.saveCache(saver) // idle: nothing changed
 		}
-		return p.summary(), nil
+		return watch.Result{Summary: p.summary(), Families: syncStats(d, p, o.cleanups)}, nil
 	})
 }
 
@@ -326,15 +328,21 @@ func (o *ApplyOptions) saveCache(s cacheSaver) {
 // cleanConntrack deletes the stale UDP conntrack entries of the families the
 // plan changed, as kube-proxy does after each sync. A failure is a warning:
 // the rules are already in place.
+//
+// It keeps each family's cleanup, timed, in o.cleanups for the metrics
+// of apply --watch.
 func (o *ApplyOptions) cleanConntrack(d *desired, p kernelPlan) {
+	o.cleanups = map[nodetable.Family]*metrics.ConntrackRun{}
 	for _, f := range d.families {
 		if !p.changed(f) {
 			continue
 		}
-		if n, err := conntrack.CleanStaleUDP(d.tables.ForFamily(f)); err != nil {
+		run, err := cleanConntrackTimed(d.tables.ForFamily(f))
+		o.cleanups[f] = run
+		if err != nil {
 			o.warnf("%v", err)
-		} else if n > 0 {
-			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", n, f)
+		} else if run.Deleted > 0 {
+			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", run.Deleted, f)
 		}
 	}
 }

@@ -72,8 +72,9 @@ func (c *kubeProxyConfiguration) flagValues(mode string) settings {
 	s.add("node-name", "hostnameOverride", strings.ToLower(strings.TrimSpace(c.HostnameOverride)))
 	s.add("cluster-cidr", "clusterCIDR", c.ClusterCIDR)
 	// kubeadm's kube-proxy ConfigMap names its kubeconfig here, as
-	// deploy/daemonset.yaml does; --kubeconfig on the command line wins.
+	// deploy/base/daemonset.yaml does; --kubeconfig on the command line wins.
 	s.add("kubeconfig", "clientConnection.kubeconfig", c.ClientConnection.Kubeconfig)
+	c.ClientConnection.settings(s)
 	s.add("mode", "mode", c.Mode)
 	s.add("nodeport-addresses", "nodePortAddresses", strings.Join(c.NodePortAddresses, ","))
 	s.add("detect-local-mode", "detectLocalMode", c.DetectLocalMode)

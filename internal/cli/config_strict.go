@@ -4,13 +4,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/inputlimit"
 )
+
+// maxConfigSize bounds a --config file: a KubeProxyConfiguration is a
+// few KiB, and /dev/zero would otherwise be read until memory ran out.
+// Tests lower it.
+var maxConfigSize int64 = 4 << 20
 
 // configFile is a KubeProxyConfiguration file, decoded, with the line of
 // each field it sets ("iptables.masqueradeBit": 7), for messages.
@@ -33,13 +39,21 @@ func (c *configFile) at(field string) string {
 // kube-proxy's strict decoding does: a field that kube-proxy's schema does
 // not have, or a field given twice, is an error naming it and its line.
 func readConfigFile(path string) (*configFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, maxConfigSize, "a --config file")
+	if errors.As(err, new(*inputlimit.TooLargeError)) {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
+		return nil, fmt.Errorf("--config: %w", err) // names the path
 	}
 	c := &configFile{path: path, lines: map[string]int{}}
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	// Both checkFields, which follows aliases, and sigs.k8s.io/yaml, which
+	// copies what they name, would expand an alias bomb.
+	if err := inputlimit.CheckNode(&doc, len(data)); err != nil {
 		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
 	if err := checkFields(&doc, reflect.TypeFor[kubeProxyConfiguration](), "", c.lines); err != nil {

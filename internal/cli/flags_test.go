@@ -129,8 +129,11 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 		return cmd
 	}
 	plan, apply := find("plan"), find("apply")
+	// plan's own: its output, its saved plan, and its review of two files
+	// (--against, --all-nodes), which apply has no use for.
+	planOnly := []string{"output", "out", "against", "all-nodes"}
 	plan.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Name != "output" && f.Name != "out" && apply.Flags().Lookup(f.Name) == nil {
+		if !slices.Contains(planOnly, f.Name) && apply.Flags().Lookup(f.Name) == nil {
 			t.Errorf("plan takes --%s, apply does not", f.Name)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
 )
 
 // TestHealthServer checks the loop's health server: the model's /healthz
@@ -19,7 +20,7 @@ func TestHealthServer(t *testing.T) {
 	addr := freeAddr(t)
 	cfg := &Config{HealthzAddr: addr, Health: healthcheck.New(healthcheck.Options{Timeout: time.Minute})}
 	node := &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: healthcheck.ToBeDeletedTaint}}}}
-	m := newMetrics()
+	m := newMetrics("iptables", svcmetrics.Build{})
 	stop, err := startServers(cfg, m, func() *corev1.Node { return node }, slog.New(slog.DiscardHandler))
 	defer stop()
 	if err != nil {
@@ -50,7 +51,7 @@ func TestHealthServer(t *testing.T) {
 func TestServersIdentifyThemselves(t *testing.T) {
 	health, metrics := freeAddr(t), freeAddr(t)
 	cfg := &Config{HealthzAddr: health, MetricsAddr: metrics, ProxyMode: "iptables", Health: healthcheck.New(healthcheck.Options{Timeout: time.Minute})}
-	stop, err := startServers(cfg, newMetrics(), func() *corev1.Node { return nil }, slog.New(slog.DiscardHandler))
+	stop, err := startServers(cfg, newMetrics("iptables", svcmetrics.Build{}), func() *corev1.Node { return nil }, slog.New(slog.DiscardHandler))
 	defer stop()
 	if err != nil {
 		t.Fatal(err)

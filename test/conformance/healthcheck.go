@@ -103,7 +103,7 @@ func (r HTTPReply) WithoutTimes() HTTPReply {
 // one of its answers, after checking that the answer has it: the one
 // header in which the tool's health answers differ from kube-proxy's on
 // purpose, so that plan and apply can tell the tool's apply --watch from
-// a live kube-proxy (docs/DEPLOY.md, "Switching from kube-proxy").
+// a live kube-proxy (docs/DEPLOY.md, "Another proxy on the node").
 // kube-proxy's answers are compared as they are: a Server header there
 // would differ, and would also blind that check.
 func (r HTTPReply) Unmarked() (HTTPReply, error) {

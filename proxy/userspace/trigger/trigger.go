@@ -89,7 +89,13 @@ func (s fileState) next(path string) (fileState, bool) {
 	return n, n.err != s.err || n.sum != s.sum
 }
 
+// hashFile hashes a regular file only: /dev/zero would be hashed for ever
+// and a FIFO would block the open, before the proxy's first load could
+// report what is wrong with its -f.
 func hashFile(path string, fi os.FileInfo) fileState {
+	if !fi.Mode().IsRegular() {
+		return fileState{err: "not a regular file"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fileState{err: err.Error()}

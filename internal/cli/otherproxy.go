@@ -85,7 +85,11 @@ func (o *ApplyOptions) checkKubeProxy(ctx context.Context, dryRun bool) error {
 	if !v.KubeProxy {
 		return nil
 	}
-	if o.takeOver.takeOver || dryRun {
+	switch {
+	case dryRun:
+		o.warnf("%s: a real apply would refuse to run beside it without --take-over", v)
+		return nil
+	case o.takeOver.takeOver:
 		o.warnf("%s; applying beside it: both write the same rules, and each undoes the other's changes until kube-proxy is stopped", v)
 		return nil
 	}

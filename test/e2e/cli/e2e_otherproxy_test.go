@@ -105,6 +105,10 @@ func TestApplyBesideKubeProxy(t *testing.T) {
 			if after := n.save(); after != before {
 				t.Fatalf("the refused apply changed the rules:\n%s", after)
 			}
+			r = n.run("apply", append(exampleArgs, "--dry-run")...)
+			if r.code != ExitOK || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "a real apply would refuse") {
+				t.Fatalf("apply --dry-run beside kube-proxy: want exit 0 and a warning naming %q:\n%s", want, r)
+			}
 			r = n.run("plan", exampleArgs...)
 			if r.code != ExitChanges || !strings.Contains(r.stderr, want) {
 				t.Fatalf("plan beside kube-proxy: want exit 1 and %q on stderr:\n%s", want, r)

@@ -45,7 +45,7 @@ type ApplyOptions struct {
 // newApplyOptions returns apply's options: it runs on the node, takes the
 // lock, and works in every mode.
 func newApplyOptions(c *common) *ApplyOptions {
-	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true}}
+	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true, conntrack: true}}
 	o.proxy.onNode = true
 	return o
 }
@@ -234,7 +234,7 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 		return o.guard.checkRemoval(p)
 	}
 	plan := func() (kernelPlan, error) {
-		p, err := planKernel(ctx, b, d)
+		p, err := planKernel(ctx, &o.kernel, b, d, o.streams.ErrOut)
 		if err == nil && o.saved != nil {
 			err = verifySaved(o.saved, b, p)
 		}

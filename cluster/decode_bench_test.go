@@ -3,9 +3,10 @@ package cluster_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"syscall"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
@@ -55,25 +56,20 @@ func cpuTime(b *testing.B) int64 {
 // managedFields, status), as `kubectl get -o yaml` and `-o json` print it; the aim is YAML at most 1.5
 // times JSON. cpu-ns/op is the one to compare on a shared machine.
 func BenchmarkDecodeYAML(b *testing.B) {
-	for _, n := range benchSizes() {
+	for _, n := range benchSizes(b) {
 		y, _ := benchFiles(b, n)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) { benchDecode(b, "snapshot.yaml", y, n) })
 	}
 }
 
 func BenchmarkDecodeJSON(b *testing.B) {
-	for _, n := range benchSizes() {
+	for _, n := range benchSizes(b) {
 		_, j := benchFiles(b, n)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) { benchDecode(b, "snapshot.json", j, n) })
 	}
 }
 
-// benchSizes is 1k Services, and 10k with SVCPROXY_BENCH_LARGE=1: writing
-// the 10k file alone takes minutes, too long for CI's one run of every
-// benchmark.
-func benchSizes() []int {
-	if os.Getenv("SVCPROXY_BENCH_LARGE") != "" {
-		return []int{1000, 10000}
-	}
-	return []int{1000}
-}
+// benchSizes is 1k Services, or what SVCPROXY_BENCH_SIZES asks for
+// (test/benchsize), e.g. "1000,10000": writing the 10k files alone takes
+// minutes.
+func benchSizes(b *testing.B) []int { return benchsize.Sizes(b, 1000) }

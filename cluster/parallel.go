@@ -2,11 +2,11 @@ package cluster
 
 import (
 	"fmt"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/panicsite"
 )
 
 // minPerWorker is how many calls each goroutine of forEach must have at
@@ -43,7 +43,7 @@ func forEachOn(workers, n int, fn func(i int)) {
 		wg.Go(func() {
 			defer func() {
 				if r := recover(); r != nil {
-					panicked.CompareAndSwap(nil, &workerPanic{value: r, site: panicSite()})
+					panicked.CompareAndSwap(nil, &workerPanic{value: r, site: panicsite.Of()})
 					next.Store(int64(n)) // no more calls
 				}
 			}()
@@ -75,24 +75,3 @@ type workerPanic struct {
 }
 
 func (p *workerPanic) String() string { return fmt.Sprintf("%v%s", p.value, p.site) }
-
-// panicSite is " at function (file:line)" of the code that panicked;
-// called from a deferred recover, while the panicking frames are still
-// on the stack.
-func panicSite() string {
-	pcs := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
-	panicking := false
-	for {
-		f, more := frames.Next()
-		switch {
-		case strings.HasPrefix(f.Function, "runtime.panic") || f.Function == "runtime.gopanic" || f.Function == "runtime.sigpanic":
-			panicking = true
-		case panicking && !strings.HasPrefix(f.Function, "runtime."):
-			return fmt.Sprintf(" at %s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
-		}
-		if !more {
-			return ""
-		}
-	}
-}

@@ -8,7 +8,7 @@ set -euo pipefail
 # ipvsadm goes into that VM, where the drift tests edit IPVS by hand.
 # runc and containernetworking-plugins (bridge, host-local, loopback in
 # /usr/lib/cni) run the pods of the kubelet end-to-end test (test/kubeletlab).
-packages=(iptables nftables ipset conntrack socat iproute2 util-linux qemu-system-x86 busybox-static ipvsadm runc containernetworking-plugins)
+packages=(iptables nftables ipset conntrack socat iproute2 util-linux time qemu-system-x86 busybox-static ipvsadm runc containernetworking-plugins)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

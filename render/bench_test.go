@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
@@ -13,7 +15,7 @@ import (
 func BenchmarkRenderIPTables(b *testing.B) {
 	cfg := render.DefaultConfig()
 	cfg.ClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("10.128.0.0/9")}
-	for _, n := range []int{1000, 10000, 30000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000, 30000) {
 		table := synthetic.Table(n, 10)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -27,7 +28,10 @@ type IPTablesRenderer struct {
 // (its KUBE-SVC, KUBE-SEP, ... chains), and the rules it appended to the
 // chains every port shares (KUBE-SERVICES, KUBE-NODEPORTS, ...), in order.
 type iptPortOutput struct {
-	port   nodetable.ServicePort
+	port nodetable.ServicePort
+	// nodeIP is the node's primary IP when the port was written, which
+	// a port with loadBalancerSourceRanges reads (readsNodeIP).
+	nodeIP netip.Addr
 	chains []iptOwnChain
 	shared []iptSharedRule
 	owned  map[*ipt.Chain]bool // chains, while the port is written
@@ -63,17 +67,19 @@ func (o *iptPortOutput) sharedRule(table ipt.TableName, c *ipt.Chain, r ipt.Rule
 func (r *IPTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
 	s := newIPTablesState(t, &cfg)
 	s.writeFixedRules()
-	setup := fmt.Sprintf("%s large=%v", memoSetup(t, cfg), s.large)
+	setup := fmt.Sprintf("%s large=%v local=%+v lhNP=%v", iptablesMemoSetup(t, cfg), s.large, s.local, s.lhNP)
 	prev := r.ports
 	if setup != r.setup {
 		prev = nil
 	}
+	nodeIP := primaryNodeIP(t)
 	next := make(map[nodetable.ServicePortName]*iptPortOutput, len(t.Ports))
 	for i := range t.Ports {
 		sp := &t.Ports[i]
 		out := prev[sp.Name]
-		if out == nil || !samePort(&out.port, sp) {
+		if out == nil || !samePort(&out.port, sp) || (readsNodeIP(sp) && out.nodeIP != nodeIP) {
 			out = s.recordServicePort(sp)
+			out.nodeIP = nodeIP
 		} else {
 			s.replay(out)
 		}
@@ -103,3 +109,23 @@ func (s *iptablesState) replay(out *iptPortOutput) {
 		c.Rules = append(c.Rules, r.rule)
 	}
 }
+
+// iptablesMemoSetup is what the iptables memo keys the whole render on:
+// memoSetup without the node. A port's rules read of the node only what
+// the state derives from it once per render, the local-traffic detector
+// (the node's pod range, in NodeCIDR mode) and the localhost NodePorts,
+// which Render adds to the key, and, for a port with
+// loadBalancerSourceRanges, the node's primary IP (readsNodeIP); its
+// name, zone and other addresses reach only the rules written outside the
+// ports. So one renderer can take a port's rules over from another
+// node's render, as plan --all-nodes does.
+func iptablesMemoSetup(t *nodetable.ServiceTable, cfg Config) string {
+	whole := *t
+	whole.Node = nodetable.Node{}
+	return memoSetup(&whole, cfg)
+}
+
+// readsNodeIP reports whether writing sp reads the node's primary IP:
+// its KUBE-FW chain lets the node's own traffic through when a source
+// range holds that IP.
+func readsNodeIP(sp *nodetable.ServicePort) bool { return len(sp.LoadBalancerSourceRanges) > 0 }

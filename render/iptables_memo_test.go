@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -63,4 +64,44 @@ func endpoints(t *nodetable.ServiceTable) (n int) {
 		n += len(t.Ports[i].AllEndpoints)
 	}
 	return n
+}
+
+// TestIPTablesRendererAcrossNodes renders the same ports for other nodes,
+// as plan --all-nodes does: another name, zone and address (the source
+// ranges of the varied table's load balancers hold some nodes' addresses,
+// not others'), and in NodeCIDR mode another pod range. The output must
+// be IPTables' every time, and a port the node does not reach is taken
+// over from the last node's render.
+func TestIPTablesRendererAcrossNodes(t *testing.T) {
+	m := newMemoTables()
+	node := func(name, ip, pods, zone string) *nodetable.ServiceTable {
+		n := *m.nodePort
+		n.Node = nodetable.Node{Name: name, IPs: []netip.Addr{netip.MustParseAddr(ip)},
+			PodCIDRs: []netip.Prefix{netip.MustParsePrefix(pods)}, Zone: zone}
+		return &n
+	}
+	a := node("node-a", "172.18.0.2", "10.128.1.0/24", "zone-a")
+	b := node("node-b", "172.18.0.3", "10.128.2.0/24", "zone-b")
+	c := node("node-c", "203.0.113.7", "10.128.3.0/24", "zone-a")
+	nodeCIDR := m.cfg
+	nodeCIDR.DetectLocalMode = render.LocalModeNodeCIDR
+	steps := []memoStep{{"node a", a, m.cfg}, {"node b", b, m.cfg}, {"node c", c, m.cfg}, {"node a again", a, m.cfg},
+		{"node a, NodeCIDR", a, nodeCIDR}, {"node b, NodeCIDR", b, nodeCIDR}, {"node c, NodeCIDR", c, nodeCIDR}}
+	var r render.IPTablesRenderer
+	checkMemoSteps(t, steps,
+		func(t *nodetable.ServiceTable, cfg render.Config) string { return r.Render(t, cfg).String() },
+		func(t *nodetable.ServiceTable, cfg render.Config) string { return render.IPTables(t, cfg).String() })
+
+	var memo render.IPTablesRenderer
+	before := memo.Render(a, m.cfg).Table(ipt.NAT)
+	after := memo.Render(b, m.cfg).Table(ipt.NAT)
+	reused := 0
+	for _, ch := range after.Chains {
+		if before.Chain(ch.Name) == ch {
+			reused++
+		}
+	}
+	if reused < len(after.Chains)/2 {
+		t.Errorf("another node: %d of %d chains taken over", reused, len(after.Chains))
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
@@ -13,7 +15,7 @@ import (
 func BenchmarkRenderUserspace(b *testing.B) {
 	cfg := render.DefaultConfig()
 	opts := render.UserspaceOptions{PortRange: render.ProxyPortRange{First: 20000, Last: 59999}}
-	for _, n := range []int{1000, 10000, 30000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000, 30000) {
 		table := synthetic.Table(n, 10)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -28,16 +28,7 @@ func (r *Result) Text() string {
 			b.WriteString(", through proxy port " + r.ProxyPort)
 		}
 		b.WriteString("\n")
-		for _, ep := range r.Endpoints {
-			b.WriteString("  " + ep.Address + "  probability " + formatProb(ep.Probability))
-			if ep.Masquerade {
-				b.WriteString("  masquerade")
-			}
-			b.WriteString("\n")
-			if len(ep.Path) > 0 {
-				writeSteps(&b, ep.Path, "      ")
-			}
-		}
+		writeEndpoints(&b, r.Endpoints)
 	case Drop, Reject:
 		b.WriteString("verdict:    " + string(r.Verdict))
 		if r.DecidedBy != nil {
@@ -57,6 +48,48 @@ func (r *Result) Text() string {
 		b.WriteString("note:       " + r.Note + "\n")
 	}
 	return b.String()
+}
+
+// writeEndpoints lists each endpoint with the rules only its branch
+// meets, then once the rules that every branch meets at its end (the
+// filter and postrouting hooks, the same for every endpoint).
+func writeEndpoints(b *strings.Builder, eps []Endpoint) {
+	shared := commonTail(eps)
+	for _, ep := range eps {
+		b.WriteString("  " + ep.Address + "  probability " + formatProb(ep.Probability))
+		if ep.Masquerade {
+			b.WriteString("  masquerade")
+		}
+		b.WriteString("\n")
+		if own := ep.Path[:len(ep.Path)-shared]; len(own) > 0 {
+			writeSteps(b, own, "      ")
+		}
+	}
+	if shared > 0 {
+		b.WriteString("  then, after every endpoint:\n")
+		writeSteps(b, eps[0].Path[len(eps[0].Path)-shared:], "      ")
+	}
+}
+
+// commonTail is how many steps at the end of every endpoint's path are the
+// same; 0 for fewer than two endpoints.
+func commonTail(eps []Endpoint) int {
+	if len(eps) < 2 {
+		return 0
+	}
+	n := len(eps[0].Path)
+	for _, ep := range eps[1:] {
+		n = min(n, len(ep.Path))
+	}
+	for k := 1; k <= n; k++ {
+		want := eps[0].Path[len(eps[0].Path)-k]
+		for _, ep := range eps[1:] {
+			if ep.Path[len(ep.Path)-k] != want {
+				return k - 1
+			}
+		}
+	}
+	return n
 }
 
 func writeSteps(b *strings.Builder, steps []Step, indent string) {

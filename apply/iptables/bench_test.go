@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
@@ -39,7 +41,7 @@ func scriptBytes(scripts [][]byte) int {
 // an empty node, per backend, at 1k and 10k Services x 10 endpoints.
 func BenchmarkApplyFromEmpty(b *testing.B) {
 	for _, backend := range backends {
-		for _, n := range []int{1000, 10000} {
+		for _, n := range benchsize.Sizes(b, 1000, 10000) {
 			desired := render.IPTables(synthetic.Table(n, 10), benchConfig())
 			b.Run(fmt.Sprintf("%s/services=%d", backend, n), func(b *testing.B) {
 				var bytes int
@@ -68,7 +70,7 @@ func BenchmarkApplyFromEmpty(b *testing.B) {
 // one endpoint changing in a node that holds the full ruleset.
 func BenchmarkOneEndpointChange(b *testing.B) {
 	for _, backend := range backends {
-		for _, n := range []int{1000, 10000} {
+		for _, n := range benchsize.Sizes(b, 1000, 10000) {
 			base := synthetic.Table(n, 10)
 			b.Run(fmt.Sprintf("%s/services=%d", backend, n), func(b *testing.B) {
 				client, rec := benchClient(b, backend)

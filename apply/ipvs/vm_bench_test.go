@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/ipvs"
@@ -48,7 +50,7 @@ func BenchmarkIPVSApply(b *testing.B) {
 		// the VM.
 		b.Skip("needs IPVS: runs in the VM (TestBenchInVM)")
 	}
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000) {
 		table := synthetic.Table(n, 3)
 		lab := netlab.New(b)
 		c, _ := vmClient(b, lab)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
@@ -19,7 +21,7 @@ func BenchmarkIPVSRead(b *testing.B) {
 	if !vmtest.InGuest() {
 		b.Skip("needs IPVS: runs in the VM (TestBenchInVM)")
 	}
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000) {
 		lab := netlab.New(b)
 		c, _ := vmClient(b, lab)
 		plans, err := c.Plan(b.Context(), oneFamily(renderTable(synthetic.Table(n, 3), "rr")))

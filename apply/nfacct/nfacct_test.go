@@ -54,3 +54,28 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// Packets reads a counter's packets from the kernel: 0 for a new one, an
+// error for one that does not exist (the metric then has no sample).
+func TestPacketsInNamespace(t *testing.T) {
+	node := netlab.New(t).Node()
+	err := node.Do(func() error {
+		if !nfacct.Supported() {
+			testenv.SkipOrFail(t, "nfacct: the kernel has no nfnetlink_acct")
+		}
+		if _, err := nfacct.Packets(nfacct.CTStateInvalidDropped); err == nil {
+			t.Errorf("Packets of a counter that does not exist: no error")
+		}
+		if err := nfacct.Ensure(nfacct.CTStateInvalidDropped); err != nil {
+			return err
+		}
+		n, err := nfacct.Packets(nfacct.CTStateInvalidDropped)
+		if err != nil || n != 0 {
+			t.Errorf("Packets of a new counter: %d, %v; want 0", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
@@ -32,7 +34,7 @@ func createTransaction(desired *nft.Ruleset) transaction {
 // BenchmarkLayout's from-empty case adds the kernel's part and the
 // memory it touches for the first time.
 func BenchmarkEncodeNewTable(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000) {
 		for _, layout := range []string{render.NFTablesLayoutKubeProxy, render.NFTablesLayoutCompact} {
 			desired := syntheticRuleset(n, layout)
 			b.Run(fmt.Sprintf("services=%d/layout=%s", n, layout), func(b *testing.B) {

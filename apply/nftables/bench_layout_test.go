@@ -40,7 +40,7 @@ func processCPU() time.Duration {
 // anonymous numgen map, whose creation costs the kernel time that grows
 // with the number of sets already in the table.
 func BenchmarkLayout(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizes(b) {
 		base := synthetic.Table(n, 10)
 		for _, layout := range []string{render.NFTablesLayoutKubeProxy, render.NFTablesLayoutCompact} {
 			cfg := layoutConfig(layout)

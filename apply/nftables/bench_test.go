@@ -3,8 +3,9 @@ package nftables_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
 
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -17,23 +18,16 @@ import (
 // benchSizes are the Service counts of the benchmarks, each with 10
 // endpoints. Select one with -bench 'X/services=1000$'. 30k takes about 20
 // minutes in all (most of it `nft -f` and full applies that a one-change
-// benchmark needs as its starting point), so it runs only with
-// SVCPROXY_BENCH_30K=1; hack/test.sh runs 1k and 10k once each.
-var benchSizes = largeBenchSizes()
-
-func largeBenchSizes() []int {
-	if os.Getenv("SVCPROXY_BENCH_30K") != "" {
-		return []int{1000, 10000, 30000}
-	}
-	return []int{1000, 10000}
-}
+// benchmark needs as its starting point), so it runs only when asked for:
+// SVCPROXY_BENCH_SIZES=1000,10000,30000 (test/benchsize).
+func benchSizes(b *testing.B) []int { return benchsize.Sizes(b, 1000, 10000) }
 
 // BenchmarkApplyFromEmpty measures a full apply (read, diff, one batch)
 // into a node without the table, and `nft -f` of the same table's script
 // for comparison. Each round gets a fresh namespace, outside the timer:
 // deleting a large table costs more than what is measured.
 func BenchmarkApplyFromEmpty(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizes(b) {
 		desired := render.NFTables(synthetic.Table(n, 10), benchConfig())
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			b.Run("netlink", func(b *testing.B) {
@@ -76,7 +70,7 @@ func BenchmarkApplyFromEmpty(b *testing.B) {
 // new client each round, as each run of the command is), and apply alone
 // (the plan made outside the timer).
 func BenchmarkOneEndpointChange(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range benchSizes(b) {
 		base := synthetic.Table(n, 10)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			node := newNode(b)

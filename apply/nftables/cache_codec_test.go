@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 )
 
@@ -85,7 +87,7 @@ func TestCacheCodecRefusesDamage(t *testing.T) {
 // Services, as every one-shot apply and plan with --state-dir does, in
 // the cache's format and, for comparison, in gob (its format before).
 func BenchmarkCacheCodec(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000) {
 		rs := syntheticRuleset(n, "")
 		data := encodeCache(rs)
 		var g bytes.Buffer

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/conntrack"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/statefile"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/savedplan"
@@ -31,16 +31,21 @@ type ApplyOptions struct {
 	waitTimeout time.Duration
 	watch       watchFlags
 	guard       guardFlags
+	takeOver    takeOverFlags
+	// recorded says that the record of this apply is written (applied.go).
+	recorded bool
 	// saved is the plan file of apply FILE.
 	saved *savedplan.Plan
 	// flags are the command's flags, for the checks of what was given.
 	flags *pflag.FlagSet
+	// cleanups are the last apply's stale-flow cleanups, by family.
+	cleanups map[nodetable.Family]*metrics.ConntrackRun
 }
 
 // newApplyOptions returns apply's options: it runs on the node, takes the
 // lock, and works in every mode.
 func newApplyOptions(c *common) *ApplyOptions {
-	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true}}
+	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true, conntrack: true}}
 	o.proxy.onNode = true
 	return o
 }
@@ -68,6 +73,10 @@ plan: it renders the plan's snapshot with the plan's settings, and writes
 only if the node's owned rules, the machine and the change set are all
 still the ones the plan recorded. Otherwise it exits 2 and changes nothing.
 
+If kube-proxy runs on the node (its process, or its answers on its health
+and metrics ports), apply refuses, since both would write the same rules;
+--take-over applies anyway.
+
 Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Example: `  # Make this node match the cluster (on a node, as root)
   kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
@@ -84,6 +93,7 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	o.kernel.addFlags(cmd.Flags())
 	o.watch.addFlags(cmd.Flags())
 	o.guard.addFlags(cmd.Flags())
+	o.takeOver.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
 	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel (restore input, nft script, ipvs commands) instead of sending it")
@@ -177,6 +187,10 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return notWritten(ctx, err)
 	}
+	if err := o.checkKubeProxy(ctx, o.dryRun); err != nil {
+		return notWritten(ctx, err)
+	}
+	o.noteOtherModes(&o.kernel, d.mode)
 	p, err := o.applyDesired(ctx, b, d, o.dryRun)
 	if err != nil || o.dryRun {
 		return err
@@ -220,7 +234,7 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 		return o.guard.checkRemoval(p)
 	}
 	plan := func() (kernelPlan, error) {
-		p, err := planKernel(ctx, b, d)
+		p, err := planKernel(ctx, &o.kernel, b, d, o.streams.ErrOut)
 		if err == nil && o.saved != nil {
 			err = verifySaved(o.saved, b, p)
 		}
@@ -229,6 +243,10 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 	p, err := o.sync(ctx, &o.kernel, b, plan, dryRun, beforeApply)
 	if err != nil || dryRun {
 		return p, err
+	}
+	if !o.recorded {
+		o.kernel.recordApplied(d.mode)
+		o.recorded = true // watch mode: once, not at every sync
 	}
 	if d.mode != ModeUserspace {
 		o.cleanConntrack(d, p)
@@ -246,6 +264,10 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkKubeProxy(ctx, false); err != nil {
+		return err
+	}
+	o.noteOtherModes(&o.kernel, settings.mode)
 	o.builder = &cluster.Builder{}
 	o.nftRenderers = map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
 	o.iptRenderers = map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
@@ -257,23 +279,23 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	health := newProxyHealth(settings.mode, 2*o.watch.syncPeriod, settings.families)
 	checks := newServiceChecks(settings.mode, health, o.logger())
 	defer checks.close()
-	return o.runWatch(ctx, health, func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error) {
+	return o.runWatch(ctx, health, func(ctx context.Context, snap *cluster.Snapshot) (watch.Result, error) {
 		if err := o.guard.checkServices(snap); err != nil {
-			return diff.Summary{}, err
+			return watch.Result{}, err
 		}
 		d, err := o.renderSnapshot(settings, snap)
 		if err != nil {
-			return diff.Summary{}, err
+			return watch.Result{}, err
 		}
 		p, err := o.applyDesired(ctx, b, d, false)
 		if err != nil {
-			return diff.Summary{}, err
+			return watch.Result{}, err
 		}
 		checks.sync(d)
 		if saver != nil && p.empty() {
 			o.saveCache(saver) // idle: nothing changed
 		}
-		return p.summary(), nil
+		return watch.Result{Summary: p.summary(), Families: syncStats(d, p, o.cleanups)}, nil
 	})
 }
 
@@ -306,15 +328,21 @@ func (o *ApplyOptions) saveCache(s cacheSaver) {
 // cleanConntrack deletes the stale UDP conntrack entries of the families the
 // plan changed, as kube-proxy does after each sync. A failure is a warning:
 // the rules are already in place.
+//
+// It keeps each family's cleanup, timed, in o.cleanups for the metrics
+// of apply --watch.
 func (o *ApplyOptions) cleanConntrack(d *desired, p kernelPlan) {
+	o.cleanups = map[nodetable.Family]*metrics.ConntrackRun{}
 	for _, f := range d.families {
 		if !p.changed(f) {
 			continue
 		}
-		if n, err := conntrack.CleanStaleUDP(d.tables.ForFamily(f)); err != nil {
+		run, err := cleanConntrackTimed(d.tables.ForFamily(f))
+		o.cleanups[f] = run
+		if err != nil {
 			o.warnf("%v", err)
-		} else if n > 0 {
-			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", n, f)
+		} else if run.Deleted > 0 {
+			fmt.Fprintf(o.streams.ErrOut, "deleted %d stale UDP conntrack entries (%s)\n", run.Deleted, f)
 		}
 	}
 }

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
 )
 
 // buildStamp is what a build says of itself: the version, commit and date
@@ -51,4 +55,24 @@ func stampOf(linked buildStamp, info *debug.BuildInfo) buildStamp {
 		s.date = vcsTime
 	}
 	return s
+}
+
+// buildInfo is the stamp as kubernetes_build_info labels it: the tool's
+// own version (major and minor from a vX.Y.Z version, empty otherwise),
+// commit, tree state and date, and the Go toolchain and platform.
+func buildInfo() metrics.Build { return buildInfoOf(stamp()) }
+
+func buildInfoOf(s buildStamp) metrics.Build {
+	b := metrics.Build{GitVersion: s.version, GitCommit: strings.TrimSuffix(s.commit, "-dirty"), BuildDate: s.date,
+		GoVersion: runtime.Version(), Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if s.commit != "unknown" {
+		b.GitTreeState = "clean"
+		if strings.HasSuffix(s.commit, "-dirty") {
+			b.GitTreeState = "dirty"
+		}
+	}
+	if parts := strings.SplitN(strings.TrimPrefix(s.version, "v"), ".", 3); len(parts) == 3 && strings.HasPrefix(s.version, "v") {
+		b.Major, b.Minor = parts[0], parts[1]
+	}
+	return b
 }

@@ -17,7 +17,7 @@ import (
 
 // run executes the root command in-process and returns stdout, stderr and
 // the exit code main would use.
-func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+func run(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}

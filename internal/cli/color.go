@@ -73,7 +73,7 @@ func diffClass(line []byte) string {
 		return sgrGreen
 	case bytes.HasPrefix(line, []byte("-")):
 		return sgrRed
-	case bytes.HasPrefix(line, []byte("Plan: ")), bytes.HasPrefix(line, []byte("No changes")):
+	case bytes.HasPrefix(line, []byte("Plan: ")), bytes.HasPrefix(line, []byte("No changes")), bytes.HasPrefix(line, []byte("=== ")):
 		return sgrBold
 	}
 	return ""

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,9 +62,33 @@ func registerCompletions(root *cobra.Command) {
 		if cmd.Flags().Lookup("node-name") != nil && cmd.Flags().Lookup("kubeconfig") != nil {
 			cmd.RegisterFlagCompletionFunc("node-name", completeNodeNames)
 		}
+		if cmd.Flags().Lookup("service") != nil {
+			cmd.RegisterFlagCompletionFunc("service", completeServices)
+		}
 	}
 	root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorValues, cobra.ShellCompDirectiveNoFileComp))
+	root.InitDefaultCompletionCmd()
+	for _, cmd := range root.Commands() {
+		if cmd.Name() == "completion" {
+			cmd.Long = completionHelp
+		}
+	}
 }
+
+// completionHelp is the completion command's help: kubectl users complete
+// `kubectl svcproxy ...` through kubectl, not through these scripts.
+const completionHelp = `Generate the autocompletion script of kubectl-svcproxy for the specified shell.
+
+For "kubectl svcproxy <TAB>" (the plugin run through kubectl), no script
+is needed: kubectl 1.26 and later complete a plugin's arguments by running
+kubectl_complete-svcproxy from PATH. Put the kubectl_complete-svcproxy
+script (in the release archive and in the repository's deploy/) on PATH
+next to kubectl-svcproxy; after a krew install:
+
+  ln -s "$(dirname "$(readlink -f "$(command -v kubectl-svcproxy)")")/kubectl_complete-svcproxy" ~/.krew/bin/
+
+The scripts below complete the binary run by its own name,
+"kubectl-svcproxy <TAB>". See each sub-command's help for how to load one.`
 
 // registerValues completes the local flag name of cmd, if it has one, with
 // values.
@@ -72,34 +99,92 @@ func registerValues(cmd *cobra.Command, name string, values []string) {
 	cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// completeNodeNames lists the cluster's Nodes through the connection flags
-// given so far (--kubeconfig, --context, ...). Any error, or no answer
-// within nodeCompletionTimeout, completes nothing.
+// completeNodeNames lists the Nodes of the snapshot that -f or --example
+// names, or else of the cluster the connection flags given so far reach
+// (--kubeconfig, --context, ...). Any error, or no answer within
+// nodeCompletionTimeout, completes nothing.
 func completeNodeNames(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	conn := connectionFlags(cmd.Flags())
-	restConfig, err := conn.restConfig()
+	var names []string
+	if snap, ok := completionSnapshot(cmd.Flags()); ok {
+		for _, n := range snap.Nodes {
+			names = append(names, n.Name)
+		}
+	} else if client, ok := completionClient(cmd.Flags()); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), nodeCompletionTimeout)
+		defer cancel()
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err == nil {
+			for _, n := range nodes.Items {
+				names = append(names, n.Name)
+			}
+		}
+	}
+	return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeServices lists trace --service's NAMESPACE/NAME values, from the
+// snapshot or the cluster as completeNodeNames does.
+func completeServices(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	var names []string
+	if snap, ok := completionSnapshot(cmd.Flags()); ok {
+		for _, svc := range snap.Services {
+			names = append(names, svc.Namespace+"/"+svc.Name)
+		}
+	} else if client, ok := completionClient(cmd.Flags()); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), nodeCompletionTimeout)
+		defer cancel()
+		svcs, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err == nil {
+			for _, svc := range svcs.Items {
+				names = append(names, svc.Namespace+"/"+svc.Name)
+			}
+		}
+	}
+	return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completionSnapshot is the snapshot that --example or -f FILE names, if
+// one does and it decodes; stdin is never read while completing.
+func completionSnapshot(fs *pflag.FlagSet) (*cluster.Snapshot, bool) {
+	if f := fs.Lookup("example"); f != nil && f.Changed && f.Value.String() == "true" {
+		snap, err := cluster.Decode("example", example.Snapshot)
+		return snap, err == nil
+	}
+	if f := fs.Lookup("filename"); f != nil && f.Changed {
+		// Only a regular file: a FIFO would block the shell, a device
+		// read to its limit.
+		path := f.Value.String()
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			return nil, false
+		}
+		snap, err := cluster.LoadFile(path, nil)
+		return snap, err == nil
+	}
+	return nil, false
+}
+
+// completionClient is a client of the API server the connection flags
+// given so far reach, bounded by nodeCompletionTimeout.
+func completionClient(fs *pflag.FlagSet) (kubernetes.Interface, bool) {
+	restConfig, err := connectionFlags(fs).restConfig()
 	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+		return nil, false
 	}
 	restConfig.Timeout = nodeCompletionTimeout
 	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), nodeCompletionTimeout)
-	defer cancel()
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var names []string
-	for _, n := range nodes.Items {
-		if strings.HasPrefix(n.Name, toComplete) {
-			names = append(names, n.Name)
+	return client, err == nil
+}
+
+// matching is the sorted names that start with prefix.
+func matching(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
 		}
 	}
-	slices.Sort(names)
-	return names, cobra.ShellCompDirectiveNoFileComp
+	slices.Sort(out)
+	return out
 }
 
 // connectionFlags returns kubectl's connection flags with the values that

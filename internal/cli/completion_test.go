@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
@@ -88,5 +93,40 @@ func TestCompleteNodeNames(t *testing.T) {
 	// A user who may not list Nodes gets no names, and no error.
 	if got, directive := completions(t, "render", "--kubeconfig="+c.UserKubeconfig, "--node-name", ""); len(got) != 0 || directive != ":4" {
 		t.Errorf("--node-name without permission: %v %s, want nothing and :4", got, directive)
+	}
+}
+
+// TestCompletionFromSnapshot: with --example or -f FILE, --node-name and
+// trace --service complete from the snapshot, with no API server.
+func TestCompletionFromSnapshot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "snap.yaml")
+	if err := os.WriteFile(file, example.Snapshot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"render", "--example", "--node-name", ""}, []string{"node1"}},
+		{[]string{"trace", "-f", file, "--node-name", "node"}, []string{"node1"}},
+		{[]string{"trace", "--example", "--service", "kube-system/"}, []string{"kube-system/kube-dns"}},
+		{[]string{"trace", "-f", file, "--service", "shop/fr"}, []string{"shop/frontend"}},
+	} {
+		got, directive := completions(t, tc.args...)
+		if !slices.Equal(got, tc.want) || directive != ":4" {
+			t.Errorf("%v: %v %s, want %v :4 (no files)", tc.args, got, directive, tc.want)
+		}
+	}
+}
+
+// TestCompletionIgnoresSpecialFiles: -f naming a FIFO completes nothing
+// rather than blocking the shell on it.
+func TestCompletionIgnoresSpecialFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, directive := completions(t, "trace", "-f", fifo, "--node-name", ""); len(got) != 0 || directive != ":4" {
+		t.Errorf("-f FIFO: %v %s, want nothing and :4", got, directive)
 	}
 }

@@ -31,6 +31,10 @@ type connFlags struct {
 	// commands leave it out (see flagError); the saved plan's
 	// conflict list names it.
 	namespace bool
+	// api is how the client talks to the API server, as kube-proxy's
+	// clientConnection says it; its flags are kube-proxy's, not kubectl's,
+	// and inputFlags adds them. Zero leaves client-go's defaults.
+	api apiClientFlags
 }
 
 // addFlags adds the connection flags to fs.
@@ -74,7 +78,15 @@ func (f *connFlags) restConfig() (*rest.Config, error) {
 	overrides := f.overrides
 	overrides.ClusterDefaults = clientcmd.ClusterDefaults
 	overrides.AuthInfo.ImpersonateUserExtra = userExtras(f.userExtra)
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &overrides).ClientConfig()
+	if err := f.api.validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &overrides).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	f.api.apply(cfg)
+	return cfg, nil
 }
 
 // userExtras parses --as-user-extra's key=value pairs, skipping any

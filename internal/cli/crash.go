@@ -3,10 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"runtime"
-	"strings"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/panicsite"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -25,7 +23,7 @@ func Main(streams genericiooptions.IOStreams) int {
 func execute(cmd *cobra.Command, errOut io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(errOut, "error: internal error, a bug in kubectl-svcproxy (please report it with the command line): %v%s\n", r, panicSite())
+			fmt.Fprintf(errOut, "error: internal error, a bug in kubectl-svcproxy (please report it with the command line): %v%s\n", r, panicsite.Of())
 			code = ExitError
 		}
 	}()
@@ -34,25 +32,4 @@ func execute(cmd *cobra.Command, errOut io.Writer) (code int) {
 		fmt.Fprintln(errOut, "error:", err)
 	}
 	return ExitCode(err)
-}
-
-// panicSite is " at function (file:line)" of the code that panicked, for
-// the report; called from the deferred recover, while the panicking
-// frames are still on the stack.
-func panicSite() string {
-	pcs := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
-	panicking := false
-	for {
-		f, more := frames.Next()
-		switch {
-		case f.Function == "runtime.gopanic" || f.Function == "runtime.panicmem" || strings.HasPrefix(f.Function, "runtime.panic"):
-			panicking = true
-		case panicking && !strings.HasPrefix(f.Function, "runtime."):
-			return fmt.Sprintf(" at %s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
-		}
-		if !more {
-			return ""
-		}
-	}
 }

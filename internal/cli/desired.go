@@ -68,47 +68,60 @@ func (c *common) renderDesired(ctx context.Context, in *inputFlags, s *renderSet
 func (c *common) renderSnapshot(s *renderSettings, snap *cluster.Snapshot) (*desired, error) {
 	st := c.reporter().Start(fmt.Sprintf("rendering %d Services (%s)", len(snap.Services), s.mode))
 	defer st.End()
-	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg}
-	if s.onNode && len(d.cfg.HostAddresses) == 0 {
-		// Read at every render: in watch mode addresses come and go.
-		d.cfg.HostAddresses = hostAddresses()
-	}
-	var err error
-	if d.tables, err = c.tables(snap, s.cluster); err != nil {
+	tables, err := c.tables(snap, s.cluster)
+	if err != nil {
 		return nil, err
 	}
-	for _, f := range d.families {
-		table := d.tables.ForFamily(f)
-		switch d.mode {
-		case ModeIPTables:
-			d.iptables = append(d.iptables, c.renderIPTables(table, d.cfg))
-		case ModeNFTables:
-			d.nftables = append(d.nftables, c.renderNFTables(table, d.cfg))
-		case ModeIPVS:
-			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
-		case ModeUserspace:
-			rs := render.Userspace(table, d.cfg, s.userspace)
-			c.warnUnallocated(rs, s.userspace.PortRange)
-			d.userspace = append(d.userspace, rs)
-		}
+	d := c.renderTables(s, tables)
+	for _, rs := range d.userspace {
+		c.warnUnallocated(rs, s.userspace.PortRange)
 	}
 	st.Done("rendered %d rules (%s)", ruleCount(d), d.mode)
 	return d, nil
 }
 
+// renderTables renders built tables with settings s.
+func (c *common) renderTables(s *renderSettings, tables *nodetable.Tables) *desired {
+	return renderTablesWith(s, tables, c.iptRenderers, c.nftRenderers)
+}
+
+// renderTablesWith renders built tables with settings s, and with the
+// renderers given for a family (nil: none, each render anew).
+func renderTablesWith(s *renderSettings, tables *nodetable.Tables, iptR map[nodetable.Family]*render.IPTablesRenderer, nftR map[nodetable.Family]*render.NFTablesRenderer) *desired {
+	d := &desired{mode: s.mode, families: s.families, cfg: s.cfg, tables: tables}
+	if s.onNode && len(d.cfg.HostAddresses) == 0 {
+		// Read at every render: in watch mode addresses come and go.
+		d.cfg.HostAddresses = hostAddresses()
+	}
+	for _, f := range d.families {
+		table := d.tables.ForFamily(f)
+		switch d.mode {
+		case ModeIPTables:
+			d.iptables = append(d.iptables, renderIPTables(iptR[f], table, d.cfg))
+		case ModeNFTables:
+			d.nftables = append(d.nftables, renderNFTables(nftR[f], table, d.cfg))
+		case ModeIPVS:
+			d.ipvs = append(d.ipvs, render.IPVS(table, d.cfg, s.ipvs))
+		case ModeUserspace:
+			d.userspace = append(d.userspace, render.Userspace(table, d.cfg, s.userspace))
+		}
+	}
+	return d
+}
+
 // renderNFTables renders one family's nftables table, with that family's
-// renderer when the command keeps them (watch mode).
-func (c *common) renderNFTables(t *nodetable.ServiceTable, cfg render.Config) *nft.Ruleset {
-	if r := c.nftRenderers[t.Family]; r != nil {
+// renderer r when the command keeps them (watch mode, --all-nodes).
+func renderNFTables(r *render.NFTablesRenderer, t *nodetable.ServiceTable, cfg render.Config) *nft.Ruleset {
+	if r != nil {
 		return r.Render(t, cfg)
 	}
 	return render.NFTables(t, cfg)
 }
 
 // renderIPTables renders one family's iptables tables, with that family's
-// renderer when the command keeps them (watch mode).
-func (c *common) renderIPTables(t *nodetable.ServiceTable, cfg render.Config) *ipt.Ruleset {
-	if r := c.iptRenderers[t.Family]; r != nil {
+// renderer r when the command keeps them (watch mode, --all-nodes).
+func renderIPTables(r *render.IPTablesRenderer, t *nodetable.ServiceTable, cfg render.Config) *ipt.Ruleset {
+	if r != nil {
 		return r.Render(t, cfg)
 	}
 	return render.IPTables(t, cfg)

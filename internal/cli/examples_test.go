@@ -12,7 +12,7 @@ import (
 // An example line is a comment, then the commands it describes. A comment
 // that needs more than this binary says so in parentheses; the others run
 // anywhere, with --example, and TestExamplesDoWhatTheySay runs them.
-var exampleNeeds = []string{"(needs a cluster)", "(on a node, as root)"}
+var exampleNeeds = []string{"(needs a cluster)", "(on a node, as root)", "(needs two snapshot files)"}
 
 // exampleChecks says, for each example that runs anywhere, what its
 // output must show for the example to do what its comment says.

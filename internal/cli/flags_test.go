@@ -129,13 +129,17 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 		return cmd
 	}
 	plan, apply := find("plan"), find("apply")
+	// plan's own: its output, its saved plan, and its review of two files
+	// (--against, --all-nodes), which apply has no use for.
+	planOnly := []string{"output", "out", "against", "all-nodes"}
 	plan.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Name != "output" && f.Name != "out" && apply.Flags().Lookup(f.Name) == nil {
+		if !slices.Contains(planOnly, f.Name) && apply.Flags().Lookup(f.Name) == nil {
 			t.Errorf("plan takes --%s, apply does not", f.Name)
 		}
 	})
-	// What apply does that plan does not: write, wait, watch, guard.
-	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force",
+	// What apply does that plan does not: write, wait, watch, guard, take
+	// over from kube-proxy.
+	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force", "take-over",
 		// kube-proxy's names of the watch-only sync periods.
 		"iptables-sync-period", "iptables-min-sync-period", "ipvs-sync-period", "ipvs-min-sync-period"}, watchOnlyFlags...)
 	apply.Flags().VisitAll(func(f *pflag.Flag) {

@@ -50,6 +50,7 @@ func flagError(cmd *cobra.Command, err error) error {
 
 func (s *inputFlags) addFlags(fs *pflag.FlagSet) {
 	inGroup(fs, connectionGroup, s.conn.addFlags)
+	s.conn.api.addFlags(fs)
 	fs.StringVarP(&s.file, "filename", "f", "", "read the cluster state from this snapshot file (YAML or JSON, '-' for stdin) instead of the API server")
 	fs.BoolVar(&s.example, "example", false, "use the embedded example snapshot (node "+example.NodeName+")")
 }
@@ -61,10 +62,15 @@ func (s *inputFlags) validate() error {
 	return nil
 }
 
-// complete defaults --node-name to the example's node when --example is used.
+// complete defaults --node-name to the example's node when --example is
+// used, and takes the config file's clientConnection.acceptContentTypes,
+// which has no flag.
 func (s *inputFlags) complete(cmd *cobra.Command, p *ProxyFlags) {
 	if s.example && !cmd.Flags().Changed("node-name") {
 		p.NodeName = example.NodeName
+	}
+	if p.config != nil {
+		s.conn.api.acceptContentTypes = p.config.ClientConnection.AcceptContentTypes
 	}
 }
 

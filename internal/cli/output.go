@@ -18,6 +18,7 @@ const outputAPIVersion = "svcproxy.kubectl.io/v1alpha1"
 const (
 	kindRenderedRuleset = "RenderedRuleset"
 	kindPlan            = "Plan"
+	kindNodePlans       = "NodePlans"
 	kindVersion         = "Version"
 )
 
@@ -59,12 +60,22 @@ func validateOutput(format string) error {
 	case "text", "json", "yaml":
 		return nil
 	}
-	return fmt.Errorf("--output %q: must be text, json or yaml", format)
+	if _, ok, err := templatePrinter(format); ok {
+		return err
+	}
+	return fmt.Errorf("--output %q: must be text, json, yaml, or a template as kubectl takes it: jsonpath=..., jsonpath-file=..., jsonpath-as-json=..., go-template=..., go-template-file=...", format)
 }
 
 // writeData writes v as indented JSON or as YAML, with every nil list and
-// map filled in (see fillNil), so that neither form holds a null.
+// map filled in (see fillNil), so that neither form holds a null; or
+// through the -o template's printer.
 func writeData(w io.Writer, format string, v any) error {
+	if p, ok, err := templatePrinter(format); ok {
+		if err != nil {
+			return err
+		}
+		return printTemplate(w, p, v)
+	}
 	fillNil(reflect.ValueOf(v))
 	if format == "json" {
 		enc := json.NewEncoder(w)

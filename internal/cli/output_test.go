@@ -228,7 +228,7 @@ func TestPlanOutputObject(t *testing.T) {
 				for _, format := range []string{"json", "yaml"} {
 					what := fmt.Sprintf("%s, %s, %s plan, -o %s", name, mode, kind, format)
 					var out bytes.Buffer
-					if err := writePlan(&out, format, mode, fakeBackend{nameOf: "test"}, p); err != nil {
+					if err := (&PlanOptions{output: format}).writePlan(&out, planHead{mode: mode, backend: "test"}, p, nil); err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}
 					v := decodeOutput(t, format, out.String())
@@ -274,7 +274,7 @@ func TestOutputDocumented(t *testing.T) {
 			collect("render --mode="+string(mode), decodeOutput(t, "json", out))
 			for kind, p := range modePlans(renderFor(t, input, mode)) {
 				var buf bytes.Buffer
-				if err := writePlan(&buf, "json", mode, fakeBackend{nameOf: "test"}, p); err != nil {
+				if err := (&PlanOptions{output: "json"}).writePlan(&buf, planHead{mode: mode, backend: "test"}, p, nil); err != nil {
 					t.Fatal(err)
 				}
 				collect(fmt.Sprintf("a %s plan, --mode=%s (%s)", kind, mode, name), decodeOutput(t, "json", buf.String()))
@@ -285,7 +285,7 @@ func TestOutputDocumented(t *testing.T) {
 	collect("version", decodeOutput(t, "json", out))
 	// The fields no output above happened to hold, from the Go types.
 	for _, v := range []any{
-		renderedRuleset{}, planReport{}, versionInfo{},
+		renderedRuleset{}, planReport{}, nodePlansReport{}, versionInfo{},
 		[]*ipt.Ruleset{}, []*nft.Ruleset{}, []*ipvs.Ruleset{}, []*userspace.Ruleset{},
 		diff.IPTablesChangeSet{}, diff.NFTablesChangeSet{}, diff.IPVSChangeSet{},
 	} {

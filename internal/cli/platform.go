@@ -14,6 +14,11 @@ import (
 // render, snapshot, version and completion.
 const needsLinuxAnnotation = "kubectl-svcproxy/needs-linux"
 
+// offNodeFlagAnnotation names a flag of a command that needs Linux which,
+// when given, makes it read nothing from the kernel: plan --against
+// renders both sides from files, and runs anywhere.
+const offNodeFlagAnnotation = "kubectl-svcproxy/off-node-flag"
+
 // markNeedsLinux marks cmd as one that needs Linux's kernel, for why.
 func markNeedsLinux(cmd *cobra.Command, why string) {
 	if cmd.Annotations == nil {
@@ -30,7 +35,12 @@ func checkPlatform(goos string, cmd *cobra.Command) error {
 	if !ok || goos == "linux" {
 		return nil
 	}
-	return fmt.Errorf("%s: needs Linux: %s; render and snapshot work here", cmd.CommandPath(), why)
+	if name := cmd.Annotations[offNodeFlagAnnotation]; name != "" {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: needs Linux: %s; render, snapshot and plan --against work here", cmd.CommandPath(), why)
 }
 
 // platform is the system the commands run on: runtime.GOOS unless a test

@@ -13,8 +13,14 @@ import (
 // runOn runs the CLI as run does, as if on the system goos.
 func runOn(t *testing.T, goos string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runOnWithStdin(t, goos, "", args...)
+}
+
+// runOnWithStdin is runOn with stdin as the standard input.
+func runOnWithStdin(t *testing.T, goos, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	c := &common{streams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, goos: goos}
+	c := &common{streams: genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, goos: goos}
 	cmd := newRootCommand(c)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
@@ -60,10 +66,10 @@ func TestKernelCommandsRefuseElsewhere(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"darwin", []string{"plan", "--example", "--node-name=node-a"}, "error: kubectl svcproxy plan: needs Linux: it reads this node's kernel rules; render and snapshot work here\n"},
-		{"windows", []string{"apply", "--example", "--dry-run"}, "error: kubectl svcproxy apply: needs Linux: it changes this node's kernel rules; render and snapshot work here\n"},
-		{"darwin", []string{"reset", "--mode=nftables"}, "error: kubectl svcproxy reset: needs Linux: it removes this node's kernel rules; render and snapshot work here\n"},
-		{"windows", []string{"proxy", "--example"}, "error: kubectl svcproxy proxy: needs Linux: it proxies Services through this node's kernel rules; render and snapshot work here\n"},
+		{"darwin", []string{"plan", "--example", "--node-name=node-a"}, "error: kubectl svcproxy plan: needs Linux: it reads this node's kernel rules; render, snapshot and plan --against work here\n"},
+		{"windows", []string{"apply", "--example", "--dry-run"}, "error: kubectl svcproxy apply: needs Linux: it changes this node's kernel rules; render, snapshot and plan --against work here\n"},
+		{"darwin", []string{"reset", "--mode=nftables"}, "error: kubectl svcproxy reset: needs Linux: it removes this node's kernel rules; render, snapshot and plan --against work here\n"},
+		{"windows", []string{"proxy", "--example"}, "error: kubectl svcproxy proxy: needs Linux: it proxies Services through this node's kernel rules; render, snapshot and plan --against work here\n"},
 	} {
 		stdout, stderr, code := runOn(t, c.goos, c.args...)
 		if code != ExitError || stdout != "" || stderr != c.want {

@@ -51,8 +51,8 @@ func TestCommandReference(t *testing.T) {
 	}
 }
 
-// commandReference is the Markdown of every command but completion and
-// help, each a section of the page, without kubectl's
+// commandReference is the Markdown of every command but help, each a
+// section of the page, without kubectl's
 // connection flags (listed once instead) and with the defaults that come
 // from this machine (the hostname) left out.
 func commandReference(t *testing.T) string {
@@ -67,7 +67,7 @@ func commandReference(t *testing.T) string {
 		"(`--kubeconfig`, `--context`, `--server`, `--token`, ...).\n\n")
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Name() == "completion" || c.Name() == "help" {
+		if c.Name() == "help" {
 			return
 		}
 		c.Flags().VisitAll(func(f *pflag.Flag) {

@@ -45,7 +45,7 @@ userspace mode);
 	}
 	o.input.addFlags(cmd.Flags())
 	o.proxy.AddFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, or a template as kubectl takes it (jsonpath=..., go-template=..., and their -file forms)")
 	return cmd
 }
 

@@ -90,7 +90,7 @@ func transition(mode Mode, from, to *desired, conns map[diff.IPVSDestKey]diff.IP
 }
 
 // planText is what plan prints and plan --out saves.
-func planText(t *testing.T, p kernelPlan) string {
+func mustPlanText(t *testing.T, p kernelPlan) string {
 	t.Helper()
 	var b strings.Builder
 	if err := p.writeText(&b); err != nil {
@@ -126,7 +126,7 @@ func TestSavedPlanEditsAreRefused(t *testing.T) {
 			empty := renderFor(t, nodeOnly, mode)
 			want := renderFor(t, string(example.Snapshot), mode)
 			honest := transition(mode, empty, want, nil)
-			text := planText(t, honest)
+			text := mustPlanText(t, honest)
 			if err := checkSavedText(savedWith(text, savedplan.ChangeDigest(text)), honest); err != nil {
 				t.Fatalf("the plan as saved is refused: %v", err)
 			}
@@ -158,7 +158,7 @@ func TestSavedPlanEditsAreRefused(t *testing.T) {
 				evilSnap = exampleEdit(t, evilSnap, "clusterIP: 10.96.0.10", "clusterIP: 6.6.6.6")
 			}
 			swapped := transition(mode, empty, renderFor(t, evilSnap, mode), nil)
-			swappedText := planText(t, swapped)
+			swappedText := mustPlanText(t, swapped)
 			if !strings.Contains(swappedText, "6.6.6.6") {
 				t.Fatalf("the swapped snapshot writes no 6.6.6.6:\n%s", swappedText)
 			}
@@ -198,7 +198,7 @@ func TestSavedPlanContextMayDiffer(t *testing.T) {
 				}
 				return out
 			}
-			text := planText(t, transition(mode, from, to, conns(7)))
+			text := mustPlanText(t, transition(mode, from, to, conns(7)))
 			if mode == ModeIPVS && !strings.Contains(text, "# draining: 7 active") {
 				t.Fatalf("the ipvs plan shows no draining real server:\n%s", text)
 			}

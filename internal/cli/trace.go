@@ -77,7 +77,7 @@ address, port, protocol or Service, or a rule the evaluator cannot follow).`,
 	o.proxy.AddFlags(cmd.Flags())
 	o.kern.addFlags(cmd.Flags())
 	fs := cmd.Flags()
-	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, or a template as kubectl takes it (jsonpath=..., go-template=..., and their -file forms)")
 	fs.StringVar(&o.from, "from", "", "source address of the packet")
 	fs.StringVar(&o.to, "to", "", "destination of the packet, ADDRESS:PORT ([ADDRESS]:PORT for IPv6)")
 	fs.StringVar(&o.protocol, "protocol", "tcp", "protocol of the packet: tcp, udp or sctp")

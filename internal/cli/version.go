@@ -52,7 +52,7 @@ prints them as a Version object (docs/OUTPUT.md).`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, or a template as kubectl takes it (jsonpath=..., go-template=..., and their -file forms)")
 	return cmd
 }
 

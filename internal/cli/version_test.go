@@ -39,7 +39,7 @@ func TestVersionOutput(t *testing.T) {
 			t.Errorf("version -o %s: %d fields, want 8: %v", format, len(v), v)
 		}
 	}
-	if _, stderr, code := run(t, "", "version", "-o", "xml"); code != ExitError || !strings.Contains(stderr, `--output "xml": must be text, json or yaml`) {
+	if _, stderr, code := run(t, "", "version", "-o", "xml"); code != ExitError || !strings.Contains(stderr, `--output "xml": must be text, json, yaml, or a template as kubectl takes it`) {
 		t.Errorf("version -o xml: exit %d, %q", code, stderr)
 	}
 }

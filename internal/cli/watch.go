@@ -11,8 +11,6 @@ import (
 
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	applynft "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nftables"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
 )
@@ -78,7 +76,7 @@ func (f *ProxyFlags) validatePeriods(minSync, sync time.Duration) error {
 // retried. It returns an error only for what waiting cannot fix: invalid
 // flags, an address already in use, rejected credentials, a missing
 // permission or Node. An unreachable API server is waited for.
-func (o *ApplyOptions) runWatch(ctx context.Context, health *healthcheck.ProxyHealth, sync func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)) error {
+func (o *ApplyOptions) runWatch(ctx context.Context, health *healthcheck.ProxyHealth, sync watch.SyncFunc) error {
 	w := &o.watch
 	restConfig, err := o.input.conn.restConfig()
 	if err != nil {
@@ -98,6 +96,8 @@ func (o *ApplyOptions) runWatch(ctx context.Context, health *healthcheck.ProxyHe
 		Profiling:     w.profiling,
 		HealthzAddr:   w.healthzAddr,
 		ProxyMode:     o.proxy.Mode,
+		Families:      o.proxy.settings.families,
+		Build:         buildInfo(),
 		Sync:          sync,
 		IsApplyFailure: func(err error) bool {
 			var ipt *applyipt.ApplyError

@@ -12,7 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/watch"
 )
 
 func TestWatchFlags(t *testing.T) {
@@ -74,7 +74,7 @@ func TestWatchRejectsBadPeriods(t *testing.T) {
 	o.input.conn.kubeconfig = kubeconfig
 	// Complete, skipped here, would default the node name to the hostname.
 	o.proxy.NodeName = "node1"
-	sync := func(context.Context, *cluster.Snapshot) (diff.Summary, error) { return diff.Summary{}, nil }
+	sync := func(context.Context, *cluster.Snapshot) (watch.Result, error) { return watch.Result{}, nil }
 	for _, w := range []watchFlags{
 		{enabled: true, minSyncPeriod: time.Minute, syncPeriod: time.Second},
 		{enabled: true, syncPeriod: 0},

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // changeTracker keeps what kube-proxy's change trackers
@@ -17,19 +20,31 @@ import (
 // endpoints.kubernetes.io/last-change-trigger-time annotation that the
 // EndpointSlice controller sets to the time of the Pod or Service change
 // that caused it. A sync takes them when it begins; once it has written
-// the kernel, each trigger time gives one network programming latency.
+// the kernel, each trigger time gives one network programming latency,
+// in the family of its slice, as kube-proxy's proxier of that family
+// observes it.
 type changeTracker struct {
-	m     *metrics
-	start time.Time // trigger times before it are not ours to measure
+	m        *metrics
+	start    time.Time          // trigger times before it are not ours to measure
+	families []nodetable.Family // the node's, for the last queued time
 
 	mu               sync.Mutex
-	triggers         map[string][]time.Time // by the Service's namespace/name
+	triggers         triggerTimes
 	servicesPending  map[string]bool
 	endpointsPending int
 }
 
-func newChangeTracker(m *metrics, start time.Time) *changeTracker {
-	return &changeTracker{m: m, start: start, triggers: map[string][]time.Time{}, servicesPending: map[string]bool{}}
+// triggerTimes are trigger times by the slice's family and the Service's
+// namespace/name.
+type triggerTimes map[triggerKey][]time.Time
+
+type triggerKey struct {
+	family  nodetable.Family
+	service string
+}
+
+func newChangeTracker(m *metrics, start time.Time, families []nodetable.Family) *changeTracker {
+	return &changeTracker{m: m, start: start, families: families, triggers: triggerTimes{}, servicesPending: map[string]bool{}}
 }
 
 // changed records an event on a watched object.
@@ -39,19 +54,35 @@ func (t *changeTracker) changed(resource string, obj any, deleted bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	p := t.m.proxy
 	switch resource {
 	case resServices:
-		t.m.serviceChanges.Inc()
+		p.ServiceChanges.Inc()
 		if a, err := meta.Accessor(obj); err == nil {
 			t.servicesPending[a.GetNamespace()+"/"+a.GetName()] = true
 		}
-		t.m.serviceChangesPending.Set(float64(len(t.servicesPending)))
+		p.ServicesPending.Set(float64(len(t.servicesPending)))
+		t.queued(t.families...)
 	case resEndpointSlices:
-		t.m.endpointChanges.Inc()
+		p.EndpointChanges.Inc()
 		t.endpointsPending++
-		t.m.endpointChangesPending.Set(float64(t.endpointsPending))
+		p.EndpointsPending.Set(float64(t.endpointsPending))
 		if slice, ok := obj.(*discoveryv1.EndpointSlice); ok {
 			t.sliceChanged(slice, deleted)
+			t.queued(nodetable.Family(slice.AddressType))
+		}
+	default:
+		t.queued(t.families...)
+	}
+}
+
+// queued sets the time a sync was last queued in each of families that
+// the node has: kube-proxy's proxier of a family queues one for a change
+// of a Service, or of one of its family's slices.
+func (t *changeTracker) queued(families ...nodetable.Family) {
+	for _, f := range families {
+		if slices.Contains(t.families, f) {
+			t.m.proxy.LastQueued.WithLabelValues(string(f)).SetToCurrentTime()
 		}
 	}
 }
@@ -64,7 +95,7 @@ func (t *changeTracker) sliceChanged(slice *discoveryv1.EndpointSlice, deleted b
 	if svc == "" {
 		return
 	}
-	key := slice.Namespace + "/" + svc
+	key := triggerKey{nodetable.Family(slice.AddressType), slice.Namespace + "/" + svc}
 	if deleted {
 		delete(t.triggers, key)
 		return
@@ -81,22 +112,22 @@ func (t *changeTracker) sliceChanged(slice *discoveryv1.EndpointSlice, deleted b
 
 // checkout takes the pending trigger times as a sync begins, and sets
 // the pending gauges to zero.
-func (t *changeTracker) checkout() map[string][]time.Time {
+func (t *changeTracker) checkout() triggerTimes {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := t.triggers
-	t.triggers = map[string][]time.Time{}
+	t.triggers = triggerTimes{}
 	clear(t.servicesPending)
 	t.endpointsPending = 0
-	t.m.serviceChangesPending.Set(0)
-	t.m.endpointChangesPending.Set(0)
+	t.m.proxy.ServicesPending.Set(0)
+	t.m.proxy.EndpointsPending.Set(0)
 	return out
 }
 
 // putBack returns the trigger times of a failed sync, for the sync that
 // will apply them. (kube-proxy drops them, and so never measures a change
 // that needed a retry.)
-func (t *changeTracker) putBack(times map[string][]time.Time) {
+func (t *changeTracker) putBack(times triggerTimes) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k, v := range times {
@@ -106,10 +137,13 @@ func (t *changeTracker) putBack(times map[string][]time.Time) {
 
 // programmed observes, for each trigger time, the latency to now, when
 // the sync that took them has written the kernel.
-func (t *changeTracker) programmed(times map[string][]time.Time, now time.Time) {
-	for _, ts := range times {
+func (t *changeTracker) programmed(times triggerTimes, now time.Time) {
+	for k, ts := range times {
+		if !slices.Contains(t.families, k.family) {
+			continue // no proxier of that family on this node
+		}
 		for _, at := range ts {
-			t.m.networkProgramming.Observe(now.Sub(at).Seconds())
+			t.m.proxy.NetworkProgramming.WithLabelValues(string(k.family)).Observe(now.Sub(at).Seconds())
 		}
 	}
 }

@@ -10,19 +10,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 func slice(ns, svc, name string, trigger time.Time) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-		Labels: map[string]string{discoveryv1.LabelServiceName: svc}}}
+		Labels: map[string]string{discoveryv1.LabelServiceName: svc}}, AddressType: discoveryv1.AddressTypeIPv4}
 	if !trigger.IsZero() {
 		s.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: trigger.Format(time.RFC3339Nano)}
 	}
 	return s
 }
 
-// histogram returns the latency histogram's count, sum and the count of
-// its bucket with upper bound le.
+// histogram returns the IPv4 latency histogram's count, sum and the
+// count of its bucket with upper bound le; zeros before its first sample.
 func histogram(t *testing.T, m *metrics, le float64) (count uint64, sum float64, inBucket uint64) {
 	t.Helper()
 	families, err := m.reg.Gather()
@@ -33,7 +36,11 @@ func histogram(t *testing.T, m *metrics, le float64) (count uint64, sum float64,
 		if f.GetName() != metricNetworkProgramming {
 			continue
 		}
-		h := f.GetMetric()[0].GetHistogram()
+		s := f.GetMetric()[0]
+		if len(f.GetMetric()) != 1 || !hasLabels(s, []string{"ip_family", "IPv4"}) {
+			t.Fatalf("%s: %v, want one IPv4 series", metricNetworkProgramming, f.GetMetric())
+		}
+		h := s.GetHistogram()
 		for _, b := range h.GetBucket() {
 			if b.GetUpperBound() == le {
 				inBucket = b.GetCumulativeCount()
@@ -41,14 +48,13 @@ func histogram(t *testing.T, m *metrics, le float64) (count uint64, sum float64,
 		}
 		return h.GetSampleCount(), h.GetSampleSum(), inBucket
 	}
-	t.Fatalf("%s not registered", metricNetworkProgramming)
 	return 0, 0, 0
 }
 
 func TestNetworkProgrammingLatency(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	m := newMetrics()
-	tr := newChangeTracker(m, clock.Now())
+	m := newMetrics("iptables", svcmetrics.Build{})
+	tr := newChangeTracker(m, clock.Now(), []nodetable.Family{nodetable.IPv4})
 	before := clock.Now().Add(-time.Minute)
 	t0 := clock.Now().Add(time.Second)
 	clock.Step(2 * time.Second)
@@ -98,17 +104,46 @@ func TestNetworkProgrammingLatency(t *testing.T) {
 func TestApplyFailureCounters(t *testing.T) {
 	refused := errors.New("iptables-restore: line 3 failed")
 	for _, mode := range []string{"iptables", "ipvs", "nftables"} {
-		m := newMetrics()
-		r := &reconciler{metrics: m, mode: mode, applyFailed: func(err error) bool { return errors.Is(err, refused) }}
-		r.countApplyFailure(refused)
-		r.countApplyFailure(errors.New("cannot list the rules"))
+		m := newMetrics(mode, svcmetrics.Build{})
+		r := &reconciler{metrics: m, mode: mode, families: []nodetable.Family{nodetable.IPv4}, applyFailed: func(err error) bool { return errors.Is(err, refused) }}
+		r.countApplyFailure(refused, false)
+		r.countApplyFailure(errors.New("cannot list the rules"), false)
+		r.countApplyFailure(refused, true)
 		ipt, nft := gathered(t, m, metricIPTablesRestoreFails), gathered(t, m, metricNFTablesSyncFails)
-		want := [2]float64{1, 0}
-		if mode == "nftables" {
-			want = [2]float64{0, 1}
+		partial := gathered(t, m, "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", "ip_family", "IPv4")
+		want := [3]float64{2, 0, 0}
+		switch mode {
+		case "nftables":
+			want = [3]float64{0, 2, 0}
+		case "iptables":
+			want = [3]float64{2, 0, 1} // the partial sync's failure only
 		}
-		if [2]float64{ipt, nft} != want {
-			t.Errorf("%s: iptables restore failures %v, nftables sync failures %v; want %v", mode, ipt, nft, want)
+		if got := [3]float64{ipt, nft, partial}; got != want {
+			t.Errorf("%s: iptables restore, nftables sync, iptables partial restore failures %v; want %v", mode, got, want)
 		}
+	}
+}
+
+// A slice's latency and queued time go to its own family, as kube-proxy's
+// proxier of that family observes them; a Service change queues a sync in
+// every family of the node, and a family the node lacks gets nothing.
+func TestChangesByFamily(t *testing.T) {
+	m := newMetrics("nftables", svcmetrics.Build{})
+	start := time.Now().Add(-time.Minute)
+	tr := newChangeTracker(m, start, []nodetable.Family{nodetable.IPv6})
+	v6 := slice("ns", "web", "web-v6", start.Add(time.Second))
+	v6.AddressType = discoveryv1.AddressTypeIPv6
+	tr.changed(resEndpointSlices, v6, false)
+	tr.changed(resEndpointSlices, slice("ns", "web", "web-v4", start.Add(time.Second)), false)
+	if got := gathered(t, m, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", "ip_family", "IPv4"); got != 0 {
+		t.Errorf("IPv4 queued on an IPv6 node: %v", got)
+	}
+	if got := gathered(t, m, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", "ip_family", "IPv6"); got == 0 {
+		t.Error("IPv6 slice change: no IPv6 queued time")
+	}
+	tr.programmed(tr.checkout(), time.Now())
+	v4, v6n := gathered(t, m, metricNetworkProgramming, "ip_family", "IPv4"), gathered(t, m, metricNetworkProgramming, "ip_family", "IPv6")
+	if v4 != 0 || v6n != 1 {
+		t.Errorf("latencies: IPv4 %v, IPv6 %v; want 0 and 1, by the slice's family", v4, v6n)
 	}
 }

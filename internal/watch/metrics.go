@@ -4,30 +4,23 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
 )
 
-// Metric names. Where kube-proxy v1.37 has a metric for the same thing
-// (pkg/proxy/metrics/metrics.go) its name is kept, so that existing
-// dashboards and alerts work; kube-proxy labels some of them with
-// ip_family, which these lack because one sync covers both families. What
-// kube-proxy has no metric for is named svcproxy_*.
+// Metric names. kube-proxy's own families are package metrics'
+// (kube-proxy's names, labels and buckets, registered per mode as
+// kube-proxy registers them); these are the ones the tests read, and the
+// tool's own, named svcproxy_*, for what kube-proxy has no metric for.
 const (
-	metricSyncDuration    = "kubeproxy_sync_proxy_rules_duration_seconds"
-	metricLastSync        = "kubeproxy_sync_proxy_rules_last_timestamp_seconds"
-	metricLastQueued      = "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds"
-	metricServiceChanges  = "kubeproxy_sync_proxy_rules_service_changes_total"
-	metricEndpointChanges = "kubeproxy_sync_proxy_rules_endpoint_changes_total"
-	metricHealthz         = "kubeproxy_proxy_healthz_total"
-
 	metricNetworkProgramming     = "kubeproxy_network_programming_duration_seconds"
 	metricServiceChangesPending  = "kubeproxy_sync_proxy_rules_service_changes_pending"
 	metricEndpointChangesPending = "kubeproxy_sync_proxy_rules_endpoint_changes_pending"
 	metricIPTablesRestoreFails   = "kubeproxy_sync_proxy_rules_iptables_restore_failures_total"
 	metricNFTablesSyncFails      = "kubeproxy_sync_proxy_rules_nftables_sync_failures_total"
+	metricHealthz                = "kubeproxy_proxy_healthz_total"
 	metricLivez                  = "kubeproxy_proxy_livez_total"
 
 	metricSyncs       = "svcproxy_syncs_total"
@@ -49,21 +42,8 @@ const (
 // metrics are the loop's Prometheus metrics, in a registry of their own so
 // that several loops (tests) can live in one process.
 type metrics struct {
-	reg *prometheus.Registry
-
-	syncDuration    prometheus.Histogram
-	lastSync        prometheus.Gauge
-	lastQueued      prometheus.Gauge
-	serviceChanges  prometheus.Counter
-	endpointChanges prometheus.Counter
-	healthz         *prometheus.CounterVec
-	livez           *prometheus.CounterVec
-
-	networkProgramming     prometheus.Histogram
-	serviceChangesPending  prometheus.Gauge
-	endpointChangesPending prometheus.Gauge
-	iptablesRestoreFails   prometheus.Counter
-	nftablesSyncFails      prometheus.Counter
+	reg   *prometheus.Registry
+	proxy *svcmetrics.Proxy
 
 	syncs       *prometheus.CounterVec
 	syncErrors  prometheus.Counter
@@ -73,32 +53,13 @@ type metrics struct {
 	apiErrors   prometheus.Counter
 }
 
-func newMetrics() *metrics {
+// newMetrics registers what kube-proxy v1.37 registers in mode (its own
+// families, client-go's request metrics, the build info, the Go runtime
+// and the process), and the tool's own.
+func newMetrics(mode string, build svcmetrics.Build) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: metricSyncDuration, Help: "SyncProxyRules latency in seconds",
-			// kube-proxy's buckets: 1 ms to about 16 s.
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
-		}),
-		lastSync: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: metricLastSync, Help: "The last time proxy rules were successfully synced",
-		}),
-		lastQueued: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: metricLastQueued, Help: "The last time a sync of proxy rules was queued",
-		}),
-		serviceChanges: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricServiceChanges, Help: "Cumulative proxy rules Service changes",
-		}),
-		endpointChanges: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricEndpointChanges, Help: "Cumulative proxy rules Endpoint changes",
-		}),
-		healthz: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: metricHealthz, Help: "Cumulative proxy healthz HTTP status",
-		}, []string{"code"}),
-		livez: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: metricLivez, Help: "Cumulative proxy livez HTTP status",
-		}, []string{"code"}),
+		reg:   prometheus.NewRegistry(),
+		proxy: svcmetrics.NewProxy(),
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricSyncs,
 			Help: "Syncs run, by what triggered them (initial, event, retry, periodic) and their result (changed, unchanged, error)",
@@ -123,50 +84,24 @@ func newMetrics() *metrics {
 			Help: "Requests to the API server that got no answer (refused, reset, timed out): an outage shows here",
 		}),
 	}
-	m.reg.MustRegister(m.syncDuration, m.lastSync, m.lastQueued, m.serviceChanges, m.endpointChanges,
-		m.healthz, m.livez, m.syncs, m.syncErrors, m.drift, m.applied, m.watchErrors, m.apiErrors,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.addChangeMetrics()
+	m.register(m.reg, mode, build)
 	return m
 }
 
-// addChangeMetrics adds kube-proxy's network programming latency, pending
-// changes and apply failures.
-func (m *metrics) addChangeMetrics() {
-	// kube-proxy's buckets: 0.25 s, 0.5 s, then each second to 59 s, each
-	// 5 s to 115 s, each 30 s to 5 min.
-	var buckets []float64
-	for _, b := range [][]float64{
-		prometheus.LinearBuckets(0.25, 0.25, 2), prometheus.LinearBuckets(1, 1, 59),
-		prometheus.LinearBuckets(60, 5, 12), prometheus.LinearBuckets(120, 30, 7),
-	} {
-		buckets = append(buckets, b...)
-	}
-	m.networkProgramming = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name: metricNetworkProgramming, Help: "In Cluster Network Programming Latency in seconds", Buckets: buckets,
-	})
-	m.serviceChangesPending = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: metricServiceChangesPending, Help: "Pending proxy rules Service changes",
-	})
-	m.endpointChangesPending = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: metricEndpointChangesPending, Help: "Pending proxy rules Endpoint changes",
-	})
-	m.iptablesRestoreFails = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: metricIPTablesRestoreFails, Help: "Cumulative proxy iptables restore failures",
-	})
-	m.nftablesSyncFails = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: metricNFTablesSyncFails, Help: "Cumulative proxy nftables sync failures",
-	})
-	m.reg.MustRegister(m.networkProgramming, m.serviceChangesPending, m.endpointChangesPending,
-		m.iptablesRestoreFails, m.nftablesSyncFails)
+// register registers every family of the loop on reg.
+func (m *metrics) register(reg prometheus.Registerer, mode string, build svcmetrics.Build) {
+	m.proxy.Register(reg, mode)
+	reg.MustRegister(m.syncs, m.syncErrors, m.drift, m.applied, m.watchErrors, m.apiErrors, svcmetrics.BuildInfo(build))
+	reg.MustRegister(svcmetrics.RESTClient()...)
+	reg.MustRegister(svcmetrics.Runtime()...)
 }
 
 // countHealth counts one answer of the health server, as kube-proxy's
 // /healthz and /livez handlers do.
 func (m *metrics) countHealth(path string, code int) {
-	total := m.healthz
+	total := m.proxy.Healthz
 	if path == healthcheck.PathLivez {
-		total = m.livez
+		total = m.proxy.Livez
 	}
 	total.WithLabelValues(strconv.Itoa(code)).Inc()
 }

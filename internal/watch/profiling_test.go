@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
 )
 
 // TestProfilesOnlyWhenAsked checks the metrics server: /debug/pprof/ is
@@ -21,7 +22,7 @@ func TestProfilesOnlyWhenAsked(t *testing.T) {
 	for _, profiling := range []bool{false, true} {
 		addr := freeAddr(t)
 		cfg := &Config{MetricsAddr: addr, Profiling: profiling, Health: healthcheck.New(healthcheck.Options{Timeout: time.Minute})}
-		stop, err := startServers(cfg, newMetrics(), func() *corev1.Node { return nil }, slog.New(slog.DiscardHandler))
+		stop, err := startServers(cfg, newMetrics("iptables", svcmetrics.Build{}), func() *corev1.Node { return nil }, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // reconciler is one sync, as the loop runs it: take a snapshot of the
@@ -24,8 +24,9 @@ type reconciler struct {
 	// applyFailed says whether a sync's error is the kernel refusing the
 	// write (iptables-restore or the nf_tables transaction); nil: never.
 	applyFailed func(error) bool
-	mode        string           // the proxy mode, for the failure counters
-	now         func() time.Time // the clock of the latency metric
+	mode        string             // the proxy mode, for the failure counters
+	families    []nodetable.Family // the node's, for kube-proxy's ip_family label
+	now         func() time.Time   // the clock of the latency metric
 
 	pending atomic.Bool // a change arrived since the last sync began
 
@@ -40,7 +41,6 @@ type reconciler struct {
 func (r *reconciler) changed(resource string, obj any, deleted bool) {
 	r.changes.changed(resource, obj, deleted)
 	r.pending.Store(true)
-	r.metrics.lastQueued.SetToCurrentTime()
 	r.health.Queued()
 	r.kick()
 }
@@ -72,15 +72,19 @@ func (r *reconciler) run(ctx context.Context) error {
 	start := time.Now()
 	triggers := r.changes.checkout()
 	snap, fp, err := r.src.snapshot()
-	var sum diff.Summary
+	var res Result
 	if err == nil {
-		sum, err = r.sync(ctx, snap)
+		res, err = r.sync(ctx, snap)
 	}
+	sum := res.Summary
 	took := time.Since(start)
-	r.metrics.syncDuration.Observe(took.Seconds())
+	// As kube-proxy: a full sync rewrites everything (at the start, after
+	// a failure, and periodically, when the tool re-reads the kernel),
+	// a partial one only what changed.
+	r.metrics.proxy.ObserveDuration(r.families, took, trigger != triggerEvent)
 	if err != nil {
 		r.changes.putBack(triggers)
-		r.countApplyFailure(err)
+		r.countApplyFailure(err, trigger != triggerEvent)
 		r.failed = true
 		r.metrics.syncErrors.Inc()
 		r.metrics.syncs.WithLabelValues(trigger, "error").Inc()
@@ -93,7 +97,7 @@ func (r *reconciler) run(ctx context.Context) error {
 	r.changes.programmed(triggers, r.now())
 	drift := r.applied && fp == r.lastApplied && !sum.Empty()
 	r.failed, r.applied, r.lastApplied = false, true, fp
-	r.metrics.lastSync.SetToCurrentTime()
+	r.metrics.proxy.ObserveSynced(res.Families)
 	r.health.Done(true)
 	r.metrics.countApplied(sum)
 	result := "unchanged"
@@ -117,13 +121,27 @@ func (r *reconciler) run(ctx context.Context) error {
 
 // countApplyFailure counts a write the kernel refused, under the mode's
 // kube-proxy name: nftables' sync failures, or iptables-restore's (the
-// ipvs mode's helper chains included, as in kube-proxy).
-func (r *reconciler) countApplyFailure(err error) {
-	switch {
-	case r.applyFailed == nil || !r.applyFailed(err):
-	case r.mode == "nftables":
-		r.metrics.nftablesSyncFails.Inc()
-	default:
-		r.metrics.iptablesRestoreFails.Inc()
+// ipvs mode's helper chains included, as in kube-proxy). One apply writes
+// every family and undoes them all on failure, so each family counts it.
+// In iptables mode a partial sync's failure (full is false) also counts
+// as kube-proxy's partial restore failure, after which, as in
+// kube-proxy, the retry is a full sync.
+func (r *reconciler) countApplyFailure(err error, full bool) {
+	if r.applyFailed == nil || !r.applyFailed(err) {
+		return
+	}
+	p := r.metrics.proxy
+	for _, f := range r.families {
+		switch r.mode {
+		case "nftables":
+			p.NFTablesSyncFailures.WithLabelValues(string(f)).Inc()
+		case "iptables":
+			if !full {
+				p.IPTablesPartialRestoreFailures.WithLabelValues(string(f)).Inc()
+			}
+			fallthrough
+		default:
+			p.IPTablesRestoreFailures.WithLabelValues(string(f)).Inc()
+		}
 	}
 }

@@ -21,18 +21,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
+	svcmetrics "github.com/kubectl-svcproxy/kubectl-svcproxy/metrics"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
 // SyncFunc renders snap for the node and reconciles the kernel with it,
-// returning what it changed. snap is shared with the informers' cache and
+// returning what it did. snap is shared with the informers' cache and
 // must not be modified.
-type SyncFunc func(ctx context.Context, snap *cluster.Snapshot) (diff.Summary, error)
+type SyncFunc func(ctx context.Context, snap *cluster.Snapshot) (Result, error)
+
+// Result is what a sync did: the changes it wrote, and in each family of
+// the node what kube-proxy's metrics report of a sync.
+type Result struct {
+	Summary  diff.Summary
+	Families []svcmetrics.FamilyStats
+}
 
 // Config configures Run.
 type Config struct {
@@ -58,9 +66,15 @@ type Config struct {
 	// metrics server, as kube-proxy's enableProfiling does.
 	Profiling bool
 	// ProxyMode is what /proxyMode on the metrics server answers, as
-	// kube-proxy's does.
+	// kube-proxy's does, and the mode whose kube-proxy metrics are
+	// registered.
 	ProxyMode string
-	Sync      SyncFunc
+	// Families are the node's IP families: kube-proxy runs a proxier in
+	// each, and labels its metrics with the family.
+	Families []nodetable.Family
+	// Build is what kubernetes_build_info says of the binary.
+	Build svcmetrics.Build
+	Sync  SyncFunc
 	// IsApplyFailure says whether a sync's error is the kernel refusing
 	// the write, for kube-proxy's restore (iptables, ipvs) and sync
 	// (nftables) failure counters; nil counts none.
@@ -102,7 +116,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics()
+	m := newMetrics(cfg.ProxyMode, cfg.Build)
 	client, err := newClient(cfg.RESTConfig, m, log)
 	if err != nil {
 		return err
@@ -126,66 +140,33 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	withCIDRs, warnings, err := waitPreflight(ctx, client, cfg.NodeName, log)
-	if err != nil || ctx.Err() != nil {
-		return err
-	}
-	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log, changes: newChangeTracker(m, time.Now()),
-		applyFailed: cfg.IsApplyFailure, mode: cfg.ProxyMode, now: time.Now}
+	r := &reconciler{sync: cfg.Sync, metrics: m, health: h, log: log, changes: newChangeTracker(m, time.Now(), cfg.Families),
+		applyFailed: cfg.IsApplyFailure, mode: cfg.ProxyMode, families: cfg.Families, now: time.Now}
 	l := newLoop(cfg.MinSyncPeriod, cfg.SyncPeriod, r.run)
 	r.kick = l.trigger // before any event can arrive
-	s, err := newSource(client, cfg.NodeName, withCIDRs, warnings, sourceEvents{
-		changed: r.changed,
-		watchError: func(resource string, err error) {
-			m.watchErrors.WithLabelValues(resource).Inc()
-			log.Error("Watch failed, retrying", "resource", resource, "err", err)
-		},
-	})
+	st := newStartup(m, log)
+	s, err := newSource(client, cfg.NodeName, sourceEvents{changed: r.changed, watchError: st.watchError})
 	if err != nil {
 		return err
 	}
 	r.src = s
+	st.src.Store(s)
 	informerCtx, cancel := context.WithCancel(ctx)
 	defer s.shutdown()
 	defer cancel()
-	s.start(informerCtx)
 	src.Store(s)
-	if !s.waitSynced(ctx) {
-		return nil // ctx is done
+	s.startNode(informerCtx)
+	if err := st.until(ctx, s.nodeSynced); err != nil || ctx.Err() != nil {
+		return err
+	}
+	s.start(informerCtx)
+	if err := st.wait(ctx, s, cfg.NodeName); err != nil || ctx.Err() != nil {
+		return err
 	}
 	log.Info("Caches synced", "minSyncPeriod", cfg.MinSyncPeriod, "syncPeriod", cfg.SyncPeriod)
 	l.trigger()
 	l.loop(ctx)
 	return nil
-}
-
-// waitPreflight runs the preflight until it passes, fails for good, or ctx
-// is done, backing off from 1 s to 30 s while the API server cannot be
-// reached.
-func waitPreflight(ctx context.Context, client kubernetes.Interface, nodeName string, log *slog.Logger) (bool, []cluster.Warning, error) {
-	delay := time.Second
-	for {
-		withCIDRs, warnings, err := preflight(ctx, client, nodeName)
-		var perm *PermanentError
-		switch {
-		case err == nil:
-			for _, w := range warnings {
-				log.Warn(w.String())
-			}
-			return withCIDRs, warnings, nil
-		case errors.As(err, &perm):
-			return false, nil, err
-		case ctx.Err() != nil:
-			return false, nil, nil
-		}
-		log.Error("Waiting for the API server", "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
-			return false, nil, nil
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 30*time.Second)
-	}
 }
 
 // startServers starts the metrics and health servers that cfg asks for.
@@ -211,8 +192,8 @@ func startServers(cfg *Config, m *metrics, node func() *corev1.Node, log *slog.L
 		name, addr, paths string
 		handler           http.Handler
 	}{
-		{"metrics", cfg.MetricsAddr, "/metrics", metricsMux},
-		{"healthz", cfg.HealthzAddr, "/healthz and /livez", healthMux},
+		{"metrics", cfg.MetricsAddr, "/metrics", healthcheck.Identify(metricsMux)},
+		{"healthz", cfg.HealthzAddr, "/healthz and /livez", healthcheck.Identify(healthMux)},
 	} {
 		if s.addr == "" {
 			continue

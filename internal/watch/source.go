@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"io"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -55,9 +57,20 @@ type source struct {
 	services  corelisters.ServiceLister
 	slices    discoverylisters.EndpointSliceLister
 	nodes     corelisters.NodeLister
-	cidrs     networkinglisters.ServiceCIDRLister // nil: the API lacks them
+	cidrs     networkinglisters.ServiceCIDRLister
 	synced    []cache.InformerSynced
-	warnings  []cluster.Warning
+
+	nodeFactory informers.SharedInformerFactory
+	nodeSynced  cache.InformerSynced
+
+	// The ServiceCIDR informer runs under a context of its own, so that
+	// it can be stopped alone when the API server lacks ServiceCIDRs or
+	// forbids them (dropCIDRs); cidrsOff then says so, and warnings why.
+	cidrFactory informers.SharedInformerFactory
+	cidrCancel  context.CancelFunc
+	cidrsOff    atomic.Bool
+	mu          sync.Mutex
+	warnings    []cluster.Warning
 }
 
 // sourceEvents are the source's callbacks. changed is called for every
@@ -69,11 +82,9 @@ type sourceEvents struct {
 	watchError func(resource string, err error)
 }
 
-// newSource sets up the informers (started by start). withCIDRs is false
-// when the preflight found the ServiceCIDR API missing or forbidden;
-// warnings then says so, as FromAPI's would.
-func newSource(client kubernetes.Interface, nodeName string, withCIDRs bool, warnings []cluster.Warning, ev sourceEvents) (*source, error) {
-	s := &source{nodeName: nodeName, warnings: warnings}
+// newSource sets up the informers (started by start).
+func newSource(client kubernetes.Interface, nodeName string, ev sourceEvents) (*source, error) {
+	s := &source{nodeName: nodeName}
 	factory := func(tweak func(*metav1.ListOptions)) informers.SharedInformerFactory {
 		opts := []informers.SharedInformerOption{informers.WithTransform(trimForProxy)}
 		if tweak != nil {
@@ -92,6 +103,7 @@ func newSource(client kubernetes.Interface, nodeName string, withCIDRs bool, war
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
 	}).Core().V1().Nodes()
 	s.services, s.slices, s.nodes = svc.Lister(), eps.Lister(), node.Lister()
+	s.nodeFactory, s.nodeSynced = s.factories[len(s.factories)-1], node.Informer().HasSynced
 
 	type watched struct {
 		resource string
@@ -103,18 +115,37 @@ func newSource(client kubernetes.Interface, nodeName string, withCIDRs bool, war
 		{resEndpointSlices, eps.Informer(), newVersion},
 		{resNodes, node.Informer(), nodeChanged},
 	}
-	if withCIDRs {
-		cidr := factory(nil).Networking().V1().ServiceCIDRs()
-		s.cidrs = cidr.Lister()
-		all = append(all, watched{resServiceCIDRs, cidr.Informer(), newVersion})
-	}
 	for _, w := range all {
 		if err := register(w.resource, w.inf, w.relevant, ev); err != nil {
 			return nil, err
 		}
 		s.synced = append(s.synced, w.inf.HasSynced)
 	}
+	s.cidrFactory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trimForProxy))
+	cidr := s.cidrFactory.Networking().V1().ServiceCIDRs()
+	s.cidrs = cidr.Lister()
+	if err := register(resServiceCIDRs, cidr.Informer(), newVersion, ev); err != nil {
+		return nil, err
+	}
+	s.synced = append(s.synced, func() bool { return s.cidrsOff.Load() || cidr.Informer().HasSynced() })
 	return s, nil
+}
+
+// dropCIDRs stops watching ServiceCIDRs, which the API server lacks or
+// forbids (err), and goes on without them, with a warning, as FromAPI
+// does. It returns the warning the first time, and nil after.
+func (s *source) dropCIDRs(err error) *cluster.Warning {
+	if s.cidrsOff.Swap(true) {
+		return nil
+	}
+	w := cluster.Warning{Object: resServiceCIDRs, Message: fmt.Sprintf("cannot list and watch (%v): continuing without ServiceCIDRs", err)}
+	s.mu.Lock()
+	s.warnings = append(s.warnings, w)
+	s.mu.Unlock()
+	if s.cidrCancel != nil {
+		s.cidrCancel()
+	}
+	return &w
 }
 
 // register installs the event and watch-error handlers of one informer.
@@ -167,22 +198,42 @@ func nodeKey(n *corev1.Node) string {
 	return fmt.Sprintf("%s %v %q %q %v", n.Name, n.Labels, n.Spec.PodCIDR, n.Spec.PodCIDRs, n.Status.Addresses)
 }
 
-// start starts the informers; they run until ctx is done.
+// startNode starts the Node's informer alone. Its request opens the one
+// HTTP/2 connection that the other informers then share, as kube-proxy's
+// share the connection its first request opened: started together, each
+// dials and handshakes a connection of its own before ALPN tells the
+// transport that one is enough (three TLS handshakes more per node
+// start, about 9 kB received, in BenchmarkWatchLatency).
+func (s *source) startNode(ctx context.Context) {
+	s.nodeFactory.StartWithContext(ctx)
+}
+
+// start starts the informers (the Node's again is a no-op); they run
+// until ctx is done (the ServiceCIDR one until dropCIDRs, if sooner).
 func (s *source) start(ctx context.Context) {
 	for _, f := range s.factories {
 		f.StartWithContext(ctx)
 	}
+	var cidrCtx context.Context
+	cidrCtx, s.cidrCancel = context.WithCancel(ctx)
+	s.cidrFactory.StartWithContext(cidrCtx)
 }
 
-// waitSynced waits until every cache holds a full list, or ctx is done.
-func (s *source) waitSynced(ctx context.Context) bool {
-	return cache.WaitForCacheSync(ctx.Done(), s.synced...)
+// hasSynced reports whether every cache holds a full list (or, for
+// ServiceCIDRs, was dropped).
+func (s *source) hasSynced() bool {
+	for _, synced := range s.synced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
 }
 
 // shutdown waits for the informers' goroutines, once ctx passed to start
 // is done.
 func (s *source) shutdown() {
-	for _, f := range s.factories {
+	for _, f := range append(s.factories, s.cidrFactory) {
 		f.Shutdown()
 	}
 }
@@ -216,13 +267,15 @@ func (s *source) snapshot() (*cluster.Snapshot, uint64, error) {
 		err := apierrors.NewNotFound(schema.GroupResource{Resource: resNodes}, s.nodeName)
 		return nil, 0, &nodeMissingError{name: s.nodeName, err: err}
 	}
+	s.mu.Lock()
 	snap := &cluster.Snapshot{Warnings: slices.Clone(s.warnings)}
+	s.mu.Unlock()
 	snap.Nodes = copyObjects([]*corev1.Node{node}, nodeKind)
 	svcs, _ := s.services.List(labels.Everything())
 	snap.Services = copyObjects(svcs, serviceKind)
 	eps, _ := s.slices.List(labels.Everything())
 	snap.EndpointSlices = copyObjects(eps, endpointSliceKind)
-	if s.cidrs != nil {
+	if !s.cidrsOff.Load() {
 		cidrs, _ := s.cidrs.List(labels.Everything())
 		snap.ServiceCIDRs = copyObjects(cidrs, serviceCIDRKind)
 	}

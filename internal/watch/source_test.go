@@ -23,13 +23,12 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
-// TestAgainstAPIServer checks the informers' snapshot and the preflight
-// against a real kube-apiserver with RBAC.
+// TestAgainstAPIServer checks the informers' snapshot and what the start
+// makes of the API server's refusals against a real kube-apiserver with RBAC.
 func TestAgainstAPIServer(t *testing.T) {
 	// -short opts out of a slow test: not a missing prerequisite, so
 	// a plain skip, also under CI.
@@ -39,7 +38,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	c := testcluster.Start(t)
 	createObjects(t, c.Admin)
 	t.Run("SnapshotMatchesFromAPI", func(t *testing.T) { testSnapshotMatchesFromAPI(t, c) })
-	t.Run("Preflight", func(t *testing.T) { testPreflight(t, c) })
+	t.Run("Startup", func(t *testing.T) { testStartup(t, c) })
 }
 
 // createObjects writes node1 and node2, web with an EndpointSlice, and
@@ -129,7 +128,7 @@ func (c *changes) get(resource string) int {
 func testSnapshotMatchesFromAPI(t *testing.T, c *testcluster.Cluster) {
 	ctx := t.Context()
 	ch := &changes{n: map[string]int{}}
-	s, err := newSource(c.Admin, "node1", true, nil, sourceEvents{
+	s, err := newSource(c.Admin, "node1", sourceEvents{
 		changed:    ch.add,
 		watchError: func(r string, err error) { t.Errorf("watch %s: %v", r, err) },
 	})
@@ -140,9 +139,7 @@ func testSnapshotMatchesFromAPI(t *testing.T, c *testcluster.Cluster) {
 	defer s.shutdown()
 	defer cancel()
 	s.start(informerCtx)
-	if !s.waitSynced(ctx) {
-		t.Fatal("caches never synced")
-	}
+	waitFor(t, "the caches to fill", s.hasSynced)
 	snap, fp, err := s.snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -225,14 +222,36 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func testPreflight(t *testing.T, c *testcluster.Cluster) {
+// firstSync runs Run with kubeconfig for node until its first sync, and
+// returns that sync's snapshot, or Run's error; nil and nil is neither in
+// 20 s.
+func firstSync(t *testing.T, kubeconfig, node string) (*cluster.Snapshot, error) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var first *cluster.Snapshot
+	err := Run(ctx, Config{RESTConfig: restConfigFor(t, kubeconfig), NodeName: node, SyncPeriod: time.Minute,
+		Health: healthcheck.New(healthcheck.Options{Timeout: time.Minute}),
+		Sync: func(_ context.Context, snap *cluster.Snapshot) (Result, error) {
+			if first == nil {
+				first = snap
+			}
+			cancel()
+			return Result{}, nil
+		},
+	})
+	return first, err
+}
+
+// testStartup: what the informers' first errors and full caches say ends
+// Run at once, with the resource named, or is tolerated with a warning,
+// without a separate check before them.
+func testStartup(t *testing.T, c *testcluster.Cluster) {
 	ctx := t.Context()
-	other := clientFor(t, c.OtherKubeconfig)
-	// No rights at all: the first check names its verb and resource.
-	_, _, err := preflight(ctx, other, "node1")
+	// No rights at all: a permanent error naming a resource.
+	_, err := firstSync(t, c.OtherKubeconfig, "node1")
 	var perm *PermanentError
-	if !errors.As(err, &perm) || !strings.Contains(err.Error(), "get nodes:") || !strings.Contains(err.Error(), "forbidden") {
-		t.Errorf("no rights: %v, want a permanent error about get nodes", err)
+	if !errors.As(err, &perm) || !strings.Contains(err.Error(), "list and watch ") || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("no rights: %v, want a permanent error about list and watch", err)
 	}
 
 	// Read rights on everything but ServiceCIDRs: tolerated, with a warning.
@@ -251,18 +270,18 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: watch-no
 subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: other}
 `)
-	var withCIDRs bool
-	var warnings []cluster.Warning
+	var snap *cluster.Snapshot
 	waitFor(t, "the role binding to take effect", func() bool {
-		withCIDRs, warnings, err = preflight(ctx, other, "node1")
+		snap, err = firstSync(t, c.OtherKubeconfig, "node1")
 		return err == nil
 	})
-	if withCIDRs || len(warnings) != 1 || warnings[0].Object != resServiceCIDRs || !strings.Contains(warnings[0].Message, "forbidden") {
-		t.Errorf("without servicecidrs rights: withCIDRs %v, warnings %v", withCIDRs, warnings)
+	if snap == nil || len(snap.Warnings) != 1 || snap.Warnings[0].Object != resServiceCIDRs ||
+		!strings.Contains(snap.Warnings[0].Message, "forbidden") || len(snap.ServiceCIDRs) != 0 {
+		t.Errorf("without servicecidrs rights: snapshot %v", snap)
 	}
 
 	// A Node that does not exist.
-	_, _, err = preflight(ctx, c.Admin, "no-such-node")
+	_, err = firstSync(t, c.AdminKubeconfig, "no-such-node")
 	if !errors.As(err, &perm) || !IsNodeNotFound(err) || !strings.Contains(err.Error(), `"no-such-node"`) {
 		t.Errorf("missing node: %v", err)
 	}
@@ -279,13 +298,13 @@ subjects:
 	err = Run(runCtx, Config{
 		RESTConfig: restConfigFor(t, down.WriteKubeconfig(t, "down", "token")), NodeName: "node1", SyncPeriod: time.Second,
 		Health: health,
-		Sync: func(context.Context, *cluster.Snapshot) (s diff.Summary, err error) {
+		Sync: func(context.Context, *cluster.Snapshot) (s Result, err error) {
 			return s, errors.New("never called")
 		},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	all := logs.String()
-	if err != nil || !strings.Contains(all, "Cannot reach the API server") || strings.Count(all, "Waiting for the API server") < 2 || !strings.Contains(all, "connection refused") {
+	if err != nil || !strings.Contains(all, "Cannot reach the API server") || !strings.Contains(all, "connection refused") || strings.Contains(all, "Watch failed") {
 		t.Errorf("unreachable API server: Run returned %v after logging %q, want nil after waiting", err, all)
 	}
 	if health.Healthy() {

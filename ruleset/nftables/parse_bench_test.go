@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	nft "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/nftables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
@@ -14,7 +16,7 @@ import (
 // table` prints) at 1k and 10k Services x 10 endpoints. It was quadratic
 // in the number of map elements once; it must grow linearly.
 func BenchmarkParseListing(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchsize.Sizes(b, 1000, 10000) {
 		var buf bytes.Buffer
 		if err := render.NFTables(synthetic.Table(n, 10), render.DefaultConfig()).Encode(&buf); err != nil {
 			b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
@@ -159,17 +160,24 @@ func (e *env) runMode(t *testing.T, s *Scenario, snap, apiSnap *cluster.Snapshot
 // and mode, with a kubeconfig that reaches the API server (as admin)
 // through a bridge into ns, and returns its path.
 func (e *env) kubeProxyConfig(t testing.TB, s *Scenario, m Mode, ns netlab.NS, zoned bool) (string, error) {
-	kubeconfig := e.cluster.NewBridge(t, ns).Kubeconfig(t, e.cluster.AdminKubeconfig)
+	path, _, err := e.kubeProxyConfigVia(t, s, m, ns, zoned)
+	return path, err
+}
+
+// kubeProxyConfigVia is kubeProxyConfig, and the bridge it opened.
+func (e *env) kubeProxyConfigVia(t testing.TB, s *Scenario, m Mode, ns netlab.NS, zoned bool) (string, *testcluster.Bridge, error) {
+	bridge := e.cluster.NewBridge(t, ns)
+	kubeconfig := bridge.Kubeconfig(t, e.cluster.AdminKubeconfig)
 	verbosity := 2
 	if zoned {
 		verbosity = 4 // to see kube-proxy take its node's zone
 	}
 	data, err := s.KubeProxyConfigV(m, kubeconfig, verbosity)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	path := filepath.Join(t.TempDir(), "kube-proxy.yaml")
-	return path, os.WriteFile(path, data, 0o600)
+	return path, bridge, os.WriteFile(path, data, 0o600)
 }
 
 // kubeProxyRules runs kube-proxy in ns until its rules are programmed and

@@ -24,7 +24,10 @@ import (
 // p50 and p99 of those samples, the mean duration of its syncs during
 // the changes, the CPU seconds used over the run (with the children it
 // waited for: kube-proxy runs iptables-restore or nft), the peak RSS and
-// the time to the first sync, seen by polling every 250 ms. 100
+// the time to the first sync, seen by polling every 250 ms, and its load
+// on the API server: requests (its rest_client_requests_total) and the
+// bytes received through its bridge. The tool's load must be at most
+// kube-proxy's (CheckAPILoad). 100
 // Services by default; SVCPROXY_BENCH_SIZES=1000,10000 for more.
 func BenchmarkWatchLatency(b *testing.B) {
 	if testing.Short() {
@@ -61,12 +64,21 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 	if err := p.WaitQuiet(ctx, 2*time.Minute); err != nil {
 		b.Fatal(err)
 	}
+	for _, w := range p {
+		var err error
+		if w.APIStart, err = w.apiLoad(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 	changes := 20
 	if n <= 100 {
 		changes = 10 // keeps CI's single run short
 	}
 	if err := p.Measure(ctx, e.cluster.Admin, n, changes); err != nil {
 		b.Fatal(err)
+	}
+	if err := p.CheckAPILoad(); err != nil {
+		b.Errorf("%v\nkube-proxy: %s\ntool: %s", err, p[0].API, p[1].API)
 	}
 	return p
 }
@@ -77,7 +89,7 @@ func (e *env) watchRun(b *testing.B, s *Scenario, snap *cluster.Snapshot, m Mode
 // on the namespace's loopback, are the only things of its own.
 func (e *env) startWatched(b testing.TB, s *Scenario, snap *cluster.Snapshot, m Mode, name string) *Watched {
 	ns := node(b, s, snap)
-	config, err := e.kubeProxyConfig(b, s, m, ns, false)
+	config, bridge, err := e.kubeProxyConfigVia(b, s, m, ns, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,6 +102,7 @@ func (e *env) startWatched(b testing.TB, s *Scenario, snap *cluster.Snapshot, m 
 	if err != nil {
 		b.Fatal(err)
 	}
+	w.bridge = bridge
 	b.Cleanup(w.Stop)
 	return w
 }

@@ -61,6 +61,9 @@ func (p Pair) Measure(ctx context.Context, client kubernetes.Interface, n, chang
 		if w.Usage, err = w.proc.Usage(); err != nil {
 			return err
 		}
+		if w.API, err = w.apiLoad(ctx); err != nil {
+			return err
+		}
 		w.Stop()
 	}
 	return nil

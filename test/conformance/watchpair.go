@@ -34,6 +34,9 @@ type Watched struct {
 	Latencies []float64  // seconds, one per change
 	Syncs     histTotals // the syncs while the changes were made
 	Usage     testcluster.Usage
+	API       APILoad // what it asked of the API server, and received
+	APIStart  APILoad // the same, once it had synced and gone quiet
+	bridge    *testcluster.Bridge
 }
 
 // WatchKubeProxy starts kube-proxy with its configuration file in ns (see

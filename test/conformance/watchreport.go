@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
 )
 
 // WatchSamples pools the side-by-side runs of one benchmark.
@@ -24,7 +26,8 @@ func (s *WatchSamples) Add(p Pair) {
 // the latency percentiles over every run's samples, the mean duration of
 // its syncs during the changes, and the mean of the runs' CPU seconds
 // (with the children it waited for: kube-proxy runs iptables-restore or
-// nft), peak RSS and time to the first sync.
+// nft), peak RSS, time to the first sync, and its requests to the API
+// server and the kilobytes received from it.
 func (s *WatchSamples) Report(b *testing.B) {
 	for _, p := range []struct {
 		short string
@@ -34,9 +37,12 @@ func (s *WatchSamples) Report(b *testing.B) {
 			return
 		}
 		var lat []float64
-		var cpu, self, rss, first float64
+		var cpu, self, rss, first, reqs, received float64
 		var syncs histTotals
 		for _, w := range p.runs {
+			reqs += w.API.Total()
+			received += float64(w.API.Received)
+			b.Logf("%s's API server load: %s; until synced and quiet: %s", w.Name, w.API, w.APIStart)
 			syncs.count += w.Syncs.count
 			syncs.sum += w.Syncs.sum
 			lat = append(lat, w.Latencies...)
@@ -52,6 +58,8 @@ func (s *WatchSamples) Report(b *testing.B) {
 		b.ReportMetric(cpu/runs, p.short+"-cpu-s")
 		b.ReportMetric(rss/runs, p.short+"-rss-MB")
 		b.ReportMetric(first/runs, p.short+"-sync1-s")
+		b.ReportMetric(reqs/runs, p.short+"-api-reqs")
+		b.ReportMetric(received/runs/1e3, p.short+"-api-kB")
 		b.Logf("%s: %d changes, latencies %s ms; %v syncs meanwhile taking %.0f ms; CPU %.2f s of which its own %.2f s",
 			p.runs[0].Name, len(lat), millis(lat), syncs.count, syncs.sum*1000, cpu/runs, self/runs)
 	}
@@ -79,23 +87,7 @@ func millis(xs []float64) string {
 	return strings.Join(parts, " ")
 }
 
-// WatchBenchSizesEnv lists the sizes the watch benchmarks run instead of
-// the default 100 Services, e.g. "1000,10000".
-const WatchBenchSizesEnv = "SVCPROXY_BENCH_SIZES"
-
-// WatchBenchSizes are the sizes that WatchBenchSizesEnv asks for, or 100.
-func WatchBenchSizes(b testing.TB) []int {
-	v := os.Getenv(WatchBenchSizesEnv)
-	if v == "" {
-		return []int{100}
-	}
-	var sizes []int
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			b.Fatalf("%s=%q: want Service counts separated by commas", WatchBenchSizesEnv, v)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes
-}
+// WatchBenchSizes are the sizes of the watch benchmarks: 100 Services,
+// or what SVCPROXY_BENCH_SIZES asks for (test/benchsize), e.g.
+// "1000,10000".
+func WatchBenchSizes(b testing.TB) []int { return benchsize.Sizes(b, 100) }

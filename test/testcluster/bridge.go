@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -29,6 +30,12 @@ type Bridge struct {
 
 	ns     netlab.NS
 	target string // kube-apiserver's host:port in the root namespace
+
+	// received counts the bytes kube-apiserver sent through the bridge:
+	// what the client inside received, TLS and HTTP framing included.
+	received atomic.Int64
+	// connections counts the connections the client opened.
+	connections atomic.Int64
 
 	mu     sync.Mutex
 	ln     net.Listener // nil while cut
@@ -121,8 +128,9 @@ func (b *Bridge) accept(ln net.Listener) {
 		if !b.track(in, out) {
 			return
 		}
+		b.connections.Add(1)
 		b.wg.Add(2)
-		go b.pipe(in, out)
+		go b.pipe(in, countingReader{out, &b.received})
 		go b.pipe(out, in)
 	}
 }
@@ -141,6 +149,25 @@ func (b *Bridge) track(conns ...net.Conn) bool {
 		b.conns[c] = struct{}{}
 	}
 	return true
+}
+
+// Received is the bytes kube-apiserver has sent to the namespace through
+// the bridge, on every connection so far.
+func (b *Bridge) Received() int64 { return b.received.Load() }
+
+// Connections is the number of connections made through the bridge.
+func (b *Bridge) Connections() int64 { return b.connections.Load() }
+
+// countingReader is a connection whose reads are added to n.
+type countingReader struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.Conn.Read(p)
+	c.n.Add(int64(k))
+	return k, err
 }
 
 // pipe copies src to dst, then closes both, so the peer sees the end.

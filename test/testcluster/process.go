@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +56,9 @@ func (c *Cluster) startProcess(t testing.TB, name, bin, logPath string, args ...
 	return p
 }
 
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Stop ends the process by its PID: SIGTERM, then SIGKILL after 10s.
 func (p *Process) Stop() {
 	select {
@@ -101,19 +105,37 @@ func (p *Process) Tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// freePorts returns n distinct TCP ports free on 127.0.0.1. They are
-// released before the servers bind them, a small race that a test run
-// on one machine does not lose in practice.
+// freePorts returns n distinct TCP ports free on 127.0.0.1, none of which
+// it returned before in this process. They are released before the
+// servers bind them: another process may still take one in between, a
+// small race.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	ports := make([]int, 0, n)
-	for range n {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("testcluster: free port: %v", err)
 		}
 		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		port := l.Addr().(*net.TCPAddr).Port
+		// The kernel may offer a port again once its listener is closed:
+		// two clusters of one test process must never get the same one,
+		// or one's clients reach the other's kube-apiserver (a TLS
+		// "unknown authority") until its wait gives up.
+		if handedOut.ports[port] {
+			continue
+		}
+		handedOut.ports[port] = true
+		ports = append(ports, port)
 	}
 	return ports
 }
+
+// handedOut is every port freePorts has returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}

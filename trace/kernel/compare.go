@@ -29,7 +29,20 @@ type Check struct {
 	Disagreements []string `json:"disagreements,omitempty"`
 	// Note explains a packet that vanished outside the proxy's rules.
 	Note string `json:"note,omitempty"`
+	// Cause says where a disagreement lies: "rules" (the proxy's rules did
+	// not do what the trace says), "routing" (they did, then routing or
+	// the reverse-path filter ended the packet, as in a namespace without
+	// routes to the endpoints) or "other-table" (a rule outside the mode's
+	// tables dropped it). Empty when the check agrees.
+	Cause string `json:"cause,omitempty"`
 }
+
+// The causes of a disagreement.
+const (
+	CauseRules      = "rules"
+	CauseRouting    = "routing"
+	CauseOtherTable = "other-table"
+)
 
 // Compare holds the kernel's outcome against the evaluator's result.
 func Compare(r *trace.Result, o *Outcome) *Check {
@@ -56,20 +69,42 @@ func Compare(r *trace.Result, o *Outcome) *Check {
 			want, masq = slices.Concat(r.Path, r.Endpoints[i].Path), r.Endpoints[i].Masquerade
 		}
 	}
-	if !o.Lost && masq != o.Masquerade {
+	// A packet that routing or another table ended after the DNAT has
+	// met one endpoint's rules: hold it against that branch.
+	ended := o.Lost || o.DroppedElsewhere != ""
+	if ended && r.Verdict == trace.DNAT {
+		for _, ep := range r.Endpoints {
+			if branch := slices.Concat(r.Path, ep.Path); isPrefix(o.Path, branch) {
+				want = branch
+				break
+			}
+		}
+	}
+	if !ended && masq != o.Masquerade {
 		c.differ("the trace predicts masquerade %v, the kernel's was %v", masq, o.Masquerade)
 	}
 	if (o.Verdict == trace.Drop || o.Verdict == trace.Reject) && r.DecidedBy != nil && *r.DecidedBy != *o.DecidedBy {
 		c.differ("the trace says %s decided, the kernel says %s", stepText(*r.DecidedBy), stepText(*o.DecidedBy))
 	}
-	c.comparePath(want, o.Path, o.Lost)
+	before := len(c.Disagreements)
+	c.comparePath(want, o.Path, ended)
+	pathAgrees := len(c.Disagreements) == before
 	c.Agrees = len(c.Disagreements) == 0
+	switch {
+	case c.Agrees:
+	case o.DroppedElsewhere != "" && pathAgrees:
+		c.Cause = CauseOtherTable
+	case o.Lost && pathAgrees:
+		c.Cause = CauseRouting
+	default:
+		c.Cause = CauseRules
+	}
 	return c
 }
 
-// comparePath reports the first rule where the paths part; a lost
-// packet's path (its verdict already differs) need only be a beginning of
-// the predicted one.
+// comparePath reports the first rule where the paths part; the path of a
+// packet that something outside the rules ended (its verdict already
+// differs) need only be a beginning of the predicted one.
 func (c *Check) comparePath(want, got []trace.Step, lost bool) {
 	n := min(len(want), len(got))
 	for i := range n {
@@ -84,6 +119,11 @@ func (c *Check) comparePath(want, got []trace.Step, lost bool) {
 	case len(want) > n && !lost:
 		c.differ("the trace matched %d more rule(s) than the kernel, from %s", len(want)-n, stepText(want[n]))
 	}
+}
+
+// isPrefix reports whether got is a beginning of want.
+func isPrefix(got, want []trace.Step) bool {
+	return len(got) <= len(want) && slices.Equal(got, want[:len(got)])
 }
 
 func (c *Check) differ(format string, args ...any) {

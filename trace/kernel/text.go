@@ -9,8 +9,13 @@ import (
 func (c *Check) Text() string {
 	var b strings.Builder
 	state := "agrees with the trace"
-	if !c.Agrees {
-		state = "DISAGREES with the trace"
+	switch c.Cause {
+	case CauseRouting:
+		state = "DISAGREES with the trace, because of routing, not the proxy's rules: the packet matched every rule the trace predicts, then routing or the reverse-path filter ended it"
+	case CauseOtherTable:
+		state = "DISAGREES with the trace, because of a rule outside this mode's tables: the packet matched every rule the trace predicts, then another table dropped it"
+	case CauseRules:
+		state = "DISAGREES with the trace: the proxy's rules in the kernel did not do what the trace predicts"
 	}
 	fmt.Fprintf(&b, "kernel:     %s (probe from source port %d)\n", state, c.SourcePort)
 	for _, d := range c.Disagreements {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -61,11 +63,7 @@ func BenchmarkIPVSWatchLatency(b *testing.B) {
 	if testing.Short() {
 		b.Skip("starts kube-apiserver, etcd and the VM with kube-proxy (-short)")
 	}
-	sizes := []int{10}
-	if os.Getenv(conformance.WatchBenchSizesEnv) != "" {
-		sizes = conformance.WatchBenchSizes(b)
-	}
-	for _, n := range sizes {
+	for _, n := range benchsize.Sizes(b, 10) {
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			files := hostFiles(b, n)
 			var boots guestMetrics
@@ -93,7 +91,7 @@ func hostFiles(b *testing.B, n int) map[string]string {
 		b.Fatal(err)
 	}
 	b.Logf("%d Services and EndpointSlices created in %v", n, time.Since(start).Round(time.Millisecond))
-	files[guestKubeconfig] = guestAdminKubeconfig(b, c.AdminKubeconfig)
+	files[guestKubeconfig] = testcluster.GuestKubeconfig(b, c.AdminKubeconfig, vmtest.HostLoopback)
 	return files
 }
 

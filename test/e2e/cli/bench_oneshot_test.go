@@ -5,32 +5,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
-// oneShotSizes is 100 Services (CI runs every benchmark once), or the
-// sizes in SVCPROXY_BENCH_SIZES ("1000,10000").
-func oneShotSizes(b *testing.B) []int {
-	env := os.Getenv("SVCPROXY_BENCH_SIZES")
-	if env == "" {
-		return []int{100}
-	}
-	var out []int
-	for f := range strings.SplitSeq(env, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			b.Fatalf("SVCPROXY_BENCH_SIZES: %v", err)
-		}
-		out = append(out, n)
-	}
-	return out
-}
+// oneShotSizes is 100 Services, or what SVCPROXY_BENCH_SIZES asks for
+// (test/benchsize), e.g. "1000,10000".
+func oneShotSizes(b *testing.B) []int { return benchsize.Sizes(b, 100) }
 
 // snapshotFiles writes the realistic synthetic snapshot of n Services
 // (synthetic.Realistic) as JSON and as YAML, as kubectl prints them, and rounds more JSON files, each with Service 0's first endpoint

@@ -42,7 +42,7 @@ func testWatchLatency(t *testing.T, client kubernetes.Interface, tool *bgProc) {
 	if latency <= 0 || latency > waited {
 		t.Errorf("latency %v s, after waiting %.2f s for it", latency, waited)
 	}
-	if !strings.Contains(body, `kubeproxy_network_programming_duration_seconds_bucket{le="0.25"}`) {
-		t.Errorf("/metrics lacks kube-proxy's first latency bucket, le=0.25")
+	if !strings.Contains(body, `kubeproxy_network_programming_duration_seconds_bucket{ip_family="IPv4",le="0.25"}`) {
+		t.Errorf("/metrics lacks kube-proxy's first latency bucket, le=0.25, of the slice's family")
 	}
 }

@@ -273,7 +273,7 @@ func (o *ProxyOptions) serveHTTP() ([]*http.Server, error) {
 	endpoints := []struct {
 		flag, addr string
 		handler    http.Handler
-	}{{"--metrics-bind-address", o.metricsAddr, metrics}, {"--healthz-bind-address", o.healthzAddr, healthz}}
+	}{{"--metrics-bind-address", o.metricsAddr, healthcheck.Identify(metrics)}, {"--healthz-bind-address", o.healthzAddr, healthcheck.Identify(healthz)}}
 	var servers []*http.Server
 	for _, e := range endpoints {
 		if e.addr == "" {

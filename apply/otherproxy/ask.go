@@ -25,7 +25,12 @@ func ask(ctx context.Context, t Target, timeout time.Duration, self string) Kind
 	}
 	// No proxy from the environment, no connection kept: the question is
 	// what listens on this node's port.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	// No redirect followed either: what answers elsewhere is not this
+	// port's server, and the tool runs as root.
+	client := &http.Client{
+		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return Silent

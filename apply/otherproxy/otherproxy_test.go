@@ -2,6 +2,7 @@ package otherproxy
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -89,10 +90,11 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// TestSilentIsFast checks the cost on a node without kube-proxy: a port
-// where nothing listens, and one that accepts and never answers, which
-// the timeout bounds.
-func TestSilentIsFast(t *testing.T) {
+// TestSilentAndRedirects: a port where nothing listens, one that accepts
+// and never answers (the timeout ends the question: a wait without it
+// would hang the test), and one that redirects to a kube-proxy elsewhere
+// are all silent: only what answers on the port itself counts.
+func TestSilentAndRedirects(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -104,24 +106,29 @@ func TestSilentIsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mute.Close()
-	start := time.Now()
-	if k := ask(t.Context(), Target{URL: "http://" + closed + "/healthz"}, time.Second, "x"); k != Silent {
-		t.Errorf("closed port: %v", k)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"lastUpdated": "2026-12-07 10:00:00 +0000 UTC","currentTime": "2026-12-07 10:00:01 +0000 UTC","nodeEligible": true}`)
+	}))
+	defer elsewhere.Close()
+	redirect := httptest.NewServer(http.RedirectHandler(elsewhere.URL+"/healthz", http.StatusFound))
+	defer redirect.Close()
+	for name, url := range map[string]string{
+		"closed port": "http://" + closed + "/healthz",
+		"mute port":   "http://" + mute.Addr().String() + "/healthz",
+		"redirect":    redirect.URL + "/healthz",
+	} {
+		if k := ask(t.Context(), Target{URL: url}, 100*time.Millisecond, "x"); k == KubeProxy {
+			t.Errorf("%s: taken for kube-proxy", name)
+		}
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Errorf("a closed port took %v", d)
-	}
-	start = time.Now()
-	if k := ask(t.Context(), Target{URL: "http://" + mute.Addr().String() + "/healthz"}, 100*time.Millisecond, "x"); k != Silent {
-		t.Errorf("mute port: %v", k)
-	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Errorf("a mute port took %v with a 100ms timeout", d)
+	if k := ask(t.Context(), Target{URL: elsewhere.URL + "/healthz"}, time.Second, "x"); k != KubeProxy {
+		t.Errorf("the redirect's target itself: %v, want kube-proxy (else the redirect case proves nothing)", k)
 	}
 }
 
-// TestProcesses reads a fake procfs: only a kube-proxy in our network
-// namespace counts.
+// TestProcesses reads a fake procfs: only root's kube-proxy (here: the
+// test's user's) in our network namespace counts; any user can name a
+// process kube-proxy.
 func TestProcesses(t *testing.T) {
 	root := t.TempDir()
 	proc := func(name, comm, netns string) {
@@ -147,6 +154,17 @@ func TestProcesses(t *testing.T) {
 	proc("13", "kube-proxy-x", "net:[4026531840]") // another program
 	proc("9", "kube-proxy", "net:[4026531840]")    // ours
 	proc("14", "", "net:[4026531840]")             // gone while read
+	proc("15", "kube-proxy", "net:[4026531840]")   // another user's: see below
+	saved := ownerUID
+	ownerUID = uint32(os.Getuid())
+	t.Cleanup(func() { ownerUID = saved })
+	if os.Getuid() == 0 {
+		if err := os.Chown(filepath.Join(root, "15"), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		os.RemoveAll(filepath.Join(root, "15")) // only root can give it away
+	}
 	got, err := Processes(root)
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,16 @@ import (
 // processName is kube-proxy's comm: its executable's name.
 const processName = "kube-proxy"
 
-// Processes returns the PIDs of the processes named kube-proxy that share
-// the network namespace of the calling process, from procfs ("/proc"). A
-// process that ends while it is read, or whose namespace is hidden from
-// us, is skipped. An unreadable procfs is an error.
+// ownerUID is the user a kube-proxy runs as: root, as it needs the
+// network's administration. Any user can name a process kube-proxy; one
+// that is not root's does not stop apply. Tests of a fake procfs set it
+// to their own user.
+var ownerUID = uint32(0)
+
+// Processes returns the PIDs of root's processes named kube-proxy that
+// share the network namespace of the calling process, from procfs
+// ("/proc"). A process that ends while it is read, or whose namespace is
+// hidden from us, is skipped. An unreadable procfs is an error.
 func Processes(procfs string) ([]int, error) {
 	self, err := os.Readlink(filepath.Join(procfs, "self", "ns", "net"))
 	if err != nil {
@@ -32,7 +38,7 @@ func Processes(procfs string) ([]int, error) {
 			continue
 		}
 		dir := procfs + "/" + e.Name()
-		if !isKubeProxy(dir+"/comm", buf[:]) {
+		if !isKubeProxy(dir+"/comm", buf[:]) || !ownedBy(dir, ownerUID) {
 			continue
 		}
 		ns, err := os.Readlink(dir + "/ns/net")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 )
 
@@ -92,12 +93,33 @@ func TestDeployKustomizeOverlays(t *testing.T) {
 				t.Errorf("%s: args %q, want %q", name, c.Args, wantArgs)
 			}
 			checkOverlayMode(t, c, mode)
-			// Apart from the arguments, the DaemonSet is the base's.
+			checkProbesServed(t, c)
+			// Apart from the arguments (and, for proxy, the liveness
+			// probe's path), the DaemonSet is the base's.
 			ds.Spec.Template.Spec.Containers[0].Args = baseArgs
+			ds.Spec.Template.Spec.Containers[0].LivenessProbe = baseDS.Spec.Template.Spec.Containers[0].LivenessProbe
 			if !reflect.DeepEqual(ds, baseDS) {
 				t.Errorf("%s: the DaemonSet differs from the base's in more than its arguments", name)
 			}
 		})
+	}
+}
+
+// checkProbesServed: every probe asks a path that the container's command
+// serves: apply --watch has kube-proxy v1.37's /healthz and /livez,
+// proxy v1.25's /healthz alone; a probe of a path it does not serve
+// would restart the pod.
+func checkProbesServed(t *testing.T, c corev1.Container) {
+	t.Helper()
+	served := map[string]bool{healthcheck.PathHealthz: true, healthcheck.PathLivez: c.Args[0] != "proxy"}
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil {
+			t.Errorf("%s: no HTTP %s probe", c.Args[0], name)
+			continue
+		}
+		if !served[p.HTTPGet.Path] {
+			t.Errorf("%s: the %s probe asks %s, which %s does not serve", c.Args[0], name, p.HTTPGet.Path, c.Args[0])
+		}
 	}
 }
 

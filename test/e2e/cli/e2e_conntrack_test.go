@@ -142,6 +142,9 @@ func TestE2EUserspaceConntrackAsV125(t *testing.T) {
 	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_established"); got != "500000" {
 		t.Errorf("userspace: established = %s, want 500000 kept as v1.25 kept it", got)
 	}
+	// Off with the userspace rules before iptables mode, as a switch of
+	// modes goes: else apply rightly warns that they are still there.
+	expect(t, n.run("reset", "--mode=userspace"), ExitOK)
 	expect(t, n.run("apply", exampleArgs...), ExitOK)
 	if got := n.readSysctl(t, "net.netfilter.nf_conntrack_tcp_timeout_established"); got != "86400" {
 		t.Errorf("iptables: established = %s, want 86400 as v1.37 sets it", got)

@@ -17,9 +17,9 @@ import (
 // the snapshot before the change, as apply --watch runs. The objects carry
 // a UID and resourceVersion, as the API server's do, and the changed
 // slice a new resourceVersion. 1k Services; 10k too with
-// SVCPROXY_BENCH_LARGE=1.
+// SVCPROXY_BENCH_SIZES=1000,10000.
 func BenchmarkBuildOneEndpointChange(b *testing.B) {
-	for _, n := range benchSizes() {
+	for _, n := range benchSizes(b) {
 		snap := versionedSnapshot(n)
 		cfg := cluster.Config{NodeName: "node1"}
 		b.Run(fmt.Sprintf("services=%d/full", n), func(b *testing.B) {

@@ -3,9 +3,10 @@ package cluster_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"syscall"
 	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
@@ -14,10 +15,11 @@ import (
 func benchFiles(b *testing.B, n int) (yamlFile, jsonFile []byte) {
 	b.Helper()
 	var y, j bytes.Buffer
-	if err := synthetic.Snapshot(n).WriteYAML(&y); err != nil {
+	s := synthetic.Realistic(n)
+	if err := synthetic.WriteKubectlYAML(&y, s); err != nil {
 		b.Fatal(err)
 	}
-	if err := synthetic.Snapshot(n).WriteJSON(&j); err != nil {
+	if err := synthetic.WriteKubectlJSON(&j, s); err != nil {
 		b.Fatal(err)
 	}
 	return y.Bytes(), j.Bytes()
@@ -49,29 +51,25 @@ func cpuTime(b *testing.B) int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// BenchmarkDecodeYAML and BenchmarkDecodeJSON decode the same snapshot, as
-// `kubectl get -o yaml` and `-o json` print it; the aim is YAML at most 1.5
+// BenchmarkDecodeYAML and BenchmarkDecodeJSON decode the same snapshot of
+// realistic objects (synthetic.Realistic: last-applied-configuration,
+// managedFields, status), as `kubectl get -o yaml` and `-o json` print it; the aim is YAML at most 1.5
 // times JSON. cpu-ns/op is the one to compare on a shared machine.
 func BenchmarkDecodeYAML(b *testing.B) {
-	for _, n := range benchSizes() {
+	for _, n := range benchSizes(b) {
 		y, _ := benchFiles(b, n)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) { benchDecode(b, "snapshot.yaml", y, n) })
 	}
 }
 
 func BenchmarkDecodeJSON(b *testing.B) {
-	for _, n := range benchSizes() {
+	for _, n := range benchSizes(b) {
 		_, j := benchFiles(b, n)
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) { benchDecode(b, "snapshot.json", j, n) })
 	}
 }
 
-// benchSizes is 1k Services, and 10k with SVCPROXY_BENCH_LARGE=1: writing
-// the 10k file alone takes minutes, too long for CI's one run of every
-// benchmark.
-func benchSizes() []int {
-	if os.Getenv("SVCPROXY_BENCH_LARGE") != "" {
-		return []int{1000, 10000}
-	}
-	return []int{1000}
-}
+// benchSizes is 1k Services, or what SVCPROXY_BENCH_SIZES asks for
+// (test/benchsize), e.g. "1000,10000": writing the 10k files alone takes
+// minutes.
+func benchSizes(b *testing.B) []int { return benchsize.Sizes(b, 1000) }

@@ -22,6 +22,11 @@ func FuzzDecode(f *testing.F) {
 		"apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: x}]}\n",
 		"a: &a [*a, *a]\n",
 		"--- {apiVersion: v1, kind: Node, metadata: {name: n}}\n",
+		// What kubectl prints for an object made by kubectl apply.
+		"apiVersion: v1\nkind: Service\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n" +
+			"      {\"apiVersion\":\"v1\",\"kind\":\"Service\"}\n  managedFields:\n  - fieldsType: FieldsV1\n    fieldsV1:\n" +
+			"      f:spec:\n        f:ports:\n          k:{\"port\":80,\"protocol\":\"TCP\"}:\n            .: {}\n" +
+			"  name: s\n  uid: 0b63cb0f-0001-40bf-8000-0000000000bf\nspec:\n  ports:\n  - port: 80\n",
 		"{\"a\": 1}{",
 		`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":tru}}]}`,
 		`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}} {"apiVersion":"v1","kind":"Node","metadata":{"name":"m"}}]}`,

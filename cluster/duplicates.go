@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -20,12 +19,13 @@ import (
 // in the order of their first repeat.
 func (fs jsonFields) duplicateKeys() []string {
 	var dups []string
-	seen := make(map[string]bool, len(fs))
+	// times counts each key's uses so far: a hostile file with many keys,
+	// each given twice, costs linear time, not quadratic.
+	times := make(map[string]int, len(fs))
 	for _, f := range fs {
-		if seen[f.key] && !slices.Contains(dups, f.key) {
+		if times[f.key]++; times[f.key] == 2 {
 			dups = append(dups, f.key)
 		}
-		seen[f.key] = true
 	}
 	return dups
 }
@@ -57,7 +57,20 @@ func listDuplicates(loc location, fields jsonFields) (warnings []string, err err
 			warnings = append(warnings, fmt.Sprintf("duplicate field %q: ignored, as is the List's %s", key, key))
 		}
 	}
-	return warnings, nil
+	return capWarnings(warnings), nil
+}
+
+// maxDuplicateWarnings bounds the warnings about one List's duplicate
+// keys: a hostile file can repeat thousands.
+const maxDuplicateWarnings = 10
+
+// capWarnings keeps the first maxDuplicateWarnings and counts the rest.
+func capWarnings(ws []string) []string {
+	if len(ws) <= maxDuplicateWarnings {
+		return ws
+	}
+	rest := len(ws) - maxDuplicateWarnings
+	return append(ws[:maxDuplicateWarnings:maxDuplicateWarnings], fmt.Sprintf("%d more duplicate fields, ignored as the ones above", rest))
 }
 
 // duplicateWarning is the warning about the field at path (as the strict

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,5 +108,28 @@ func TestListDuplicateHeaderWarns(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)
+	}
+}
+
+// TestListWithManyDuplicateKeys: a List that repeats thousands of keys
+// costs one pass over them (it was quadratic: 80k keys took 20 s) and
+// gets a bounded number of warnings.
+func TestListWithManyDuplicateKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"v1","kind":"List","items":[]`)
+	for i := range 40000 {
+		k := "k" + strconv.Itoa(i)
+		b.WriteString(`,"` + k + `":1,"` + k + `":2`)
+	}
+	b.WriteString("}")
+	s, err := Decode("l.json", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Warnings); n != maxDuplicateWarnings+1 {
+		t.Fatalf("%d warnings, want %d and a count of the rest", n, maxDuplicateWarnings+1)
+	}
+	if last := s.Warnings[len(s.Warnings)-1].String(); !strings.Contains(last, "39990 more duplicate fields") {
+		t.Errorf("last warning %q does not count the rest", last)
 	}
 }

@@ -3,15 +3,19 @@ package cluster
 import (
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // blockYAMLToJSON converts the block-style YAML that kubectl and
 // sigs.k8s.io/yaml print (indented mappings, "- " sequences, one-line
 // plain and quoted scalars, {} and []) without building a node tree, at
-// a fraction of a general parser's cost. Anything else in the document
-// (comments, flow collections, block or multi-line scalars, tabs,
-// anchors, tags, escapes other than \" \\ \n \t) is errSlowPath, and the
-// document goes to fastYAMLToJSON, then sigs.k8s.io/yaml.
+// a fraction of a general parser's cost. It reads literal block scalars
+// ("|", "|-", "|2"), which kubectl prints for any string with a line
+// break, last-applied-configuration among them. Anything else (comments,
+// flow collections, folded or multi-line flow scalars, tabs, anchors,
+// tags, escapes other than \" \\ \n \t) is errSlowPath: in an item of a
+// long List, for that item alone (yamlitem.go), elsewhere for the
+// document, which goes to fastYAMLToJSON, then sigs.k8s.io/yaml.
 //
 // Where it converts a List's items in parallel, it also returns the
 // members of the document's mapping as jsonObjectFields reads them from
@@ -44,7 +48,7 @@ func convertBlock(doc []byte, parallel bool, members *[]blockMember) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	p := &blockParser{lines: lines, top: parallel, members: members}
+	p := &blockParser{doc: unsafe.String(unsafe.SliceData(doc), len(doc)), end: len(doc), lines: lines, top: parallel, members: members}
 	// The JSON of a block YAML document is up to about 1.5 times as long
 	// (quotes and commas for indentation). Twice the length is never
 	// regrown, and the part that is not written is never touched.
@@ -56,6 +60,8 @@ func convertBlock(doc []byte, parallel bool, members *[]blockMember) ([]byte, er
 }
 
 type blockParser struct {
+	doc   string // the document, of which lines are views
+	end   int    // where the parser's lines end in doc
 	lines []blockLine
 	pos   int
 	top   bool // the document's parser, not one of an item's
@@ -112,8 +118,11 @@ func (p *blockParser) item(out []byte, indent int) ([]byte, error) {
 	}
 	if _, _, isKey := splitKey(item); isKey || item == "-" || strings.HasPrefix(item, "- ") {
 		// "- key: v" opens a mapping two columns in.
-		p.lines[p.pos] = blockLine{indent: indent + 2, text: item}
+		p.lines[p.pos] = blockLine{indent: indent + 2, start: p.lines[p.pos].start, text: item}
 		return p.node(out, indent+2)
+	}
+	if !blockText(item) {
+		return nil, errSlowPath
 	}
 	p.pos++
 	return blockScalar(out, item)
@@ -150,7 +159,7 @@ func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end
 		if k+1 < len(starts) {
 			next = starts[k+1]
 		}
-		sub := &blockParser{lines: p.lines[starts[k]:next]}
+		sub := &blockParser{doc: p.doc, end: p.lineStart(next), lines: p.lines[starts[k]:next]}
 		size := 64
 		for _, l := range sub.lines {
 			size += 2*len(l.text) + 4
@@ -158,6 +167,9 @@ func (p *blockParser) sequenceParallel(out []byte, indent int, starts []int, end
 		parts[k], errs[k] = sub.item(make([]byte, 0, size), indent)
 		if errs[k] == nil && sub.pos != len(sub.lines) {
 			errs[k] = errSlowPath
+		}
+		if errs[k] == errSlowPath {
+			parts[k], errs[k] = slowItem(p.doc[sub.lines[0].start:sub.end])
 		}
 	})
 	record := p.wantItems && p.itemsAt == len(out)
@@ -189,7 +201,11 @@ func (p *blockParser) mapping(out []byte, indent int) ([]byte, error) {
 	p.members = nil // the mappings within are not the document's
 	var keys blockKeys
 	for p.pos < len(p.lines) && p.lines[p.pos].indent == indent && !strings.HasPrefix(p.lines[p.pos].text, "- ") {
-		key, rest, ok := splitKey(p.lines[p.pos].text)
+		text := p.lines[p.pos].text
+		if !blockText(text) {
+			return nil, errSlowPath
+		}
+		key, rest, ok := splitKey(text)
 		if !ok || !keys.add(key) {
 			return nil, errSlowPath // a duplicate key: the slow path names it
 		}
@@ -225,6 +241,8 @@ func (p *blockParser) mapping(out []byte, indent int) ([]byte, error) {
 // being what followed its colon.
 func (p *blockParser) value(out []byte, indent int, rest string) ([]byte, error) {
 	switch {
+	case rest != "" && rest[0] == '|':
+		return p.literal(out, indent, rest)
 	case rest != "":
 		return blockScalar(out, rest)
 	case p.pos < len(p.lines) && p.lines[p.pos].indent > indent:
@@ -278,104 +296,11 @@ func (k *blockKeys) add(key string) bool {
 	return true
 }
 
-// splitKey cuts "key: rest" or "key:"; the key is a plain or quoted
-// string. A key whose colon is more than maxSimpleKey bytes in is not
-// one: go-yaml finds no key there (and fails on the colon), so the
-// line goes to the slow path, which says so.
-func splitKey(s string) (key, rest string, ok bool) {
-	var raw string
-	if s != "" && (s[0] == '"' || s[0] == '\'') {
-		k, n, qok := quoted(s)
-		if !qok || !strings.HasPrefix(s[n:], ":") || n > maxSimpleKey {
-			return "", "", false
-		}
-		key, rest = k, s[n+1:]
-	} else {
-		i := strings.Index(s, ": ")
-		if i < 0 {
-			if !strings.HasSuffix(s, ":") {
-				return "", "", false
-			}
-			i = len(s) - 1
-		}
-		if i > maxSimpleKey {
-			return "", "", false
-		}
-		raw, rest = s[:i], s[i+1:]
-		if !plainOK(raw) || strings.HasSuffix(raw, " ") {
-			return "", "", false
-		}
-		if kind, _ := resolvePlain(raw); kind != plainString {
-			return "", "", false
-		}
-		key = raw
+// lineStart is where line i of the parser's lines starts in the
+// document, or the end of its lines.
+func (p *blockParser) lineStart(i int) int {
+	if i < len(p.lines) {
+		return p.lines[i].start
 	}
-	if rest != "" && rest[0] != ' ' {
-		return "", "", false
-	}
-	return key, strings.TrimLeft(rest, " "), true
-}
-
-// maxSimpleKey is how far into its line YAML's scanner (go-yaml's, as
-// libyaml's) looks for the colon of a key: 1024 characters. Counted here
-// in bytes, which are never fewer.
-const maxSimpleKey = 1024
-
-// plainOK: a one-line plain scalar that cannot be anything else.
-func plainOK(s string) bool {
-	if s == "" || strings.ContainsAny(s[:1], "-?:,[]{}\"'") || strings.Contains(s, ": ") || strings.Contains(s, " #") ||
-		strings.HasSuffix(s, ":") || strings.ContainsAny(s, "[]{},") {
-		return s != "" && s[0] == '-' && len(s) > 1 && s[1] >= '0' && s[1] <= '9' && !strings.ContainsAny(s, ":[]{},#")
-	}
-	return true
-}
-
-func blockScalar(out []byte, s string) ([]byte, error) {
-	switch {
-	case s == "{}":
-		return append(out, "{}"...), nil
-	case s == "[]":
-		return append(out, "[]"...), nil
-	case s[0] == '"' || s[0] == '\'':
-		v, n, ok := quoted(s)
-		if !ok || n != len(s) {
-			return nil, errSlowPath
-		}
-		return appendString(out, v), nil
-	case !plainOK(s):
-		return nil, errSlowPath
-	}
-	switch kind, lit := resolvePlain(s); kind {
-	case plainString:
-		return appendString(out, s), nil
-	case plainLiteral:
-		return append(out, lit...), nil
-	}
-	return nil, errSlowPath
-}
-
-// quoted reads a one-line quoted scalar at the start of s: its value and
-// length.
-func quoted(s string) (string, int, bool) {
-	q := s[0]
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
-			b.WriteByte('\'')
-			i++
-		case c == q:
-			return b.String(), i + 1, true
-		case c == '\\' && q == '"':
-			if i+1 >= len(s) || !strings.ContainsRune(`"\nt`, rune(s[i+1])) {
-				return "", 0, false
-			}
-			i++
-			b.WriteByte(map[byte]byte{'"': '"', '\\': '\\', 'n': '\n', 't': '\t'}[s[i]])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", 0, false
+	return p.end
 }

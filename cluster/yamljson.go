@@ -36,20 +36,29 @@ func fastYAMLToJSON(doc []byte) (out []byte, fields jsonFields, err error) {
 	if out, fields, err := blockYAMLToJSON(doc); err == nil || errors.Is(err, errChangedWhileRead) {
 		return out, fields, err
 	}
+	out, err = treeYAMLToJSON(doc)
+	return out, nil, err
+}
+
+// treeYAMLToJSON is fastYAMLToJSON without the block path: from the
+// parsed node tree.
+func treeYAMLToJSON(doc []byte) (out []byte, err error) {
 	if bytes.IndexByte(doc, '!') >= 0 && hasTag(doc) {
-		return nil, nil, errSlowPath
+		return nil, errSlowPath
 	}
 	defer func() {
-		if recover() != nil {
+		if r := recover(); r != nil {
+			if isFault(r) {
+				panic(r) // for guardFault: a mapped file shrank
+			}
 			out, err = nil, errSlowPath
 		}
 	}()
 	var root yamlv3.Node
 	if yamlv3.Unmarshal(doc, &root) != nil || root.Kind != yamlv3.DocumentNode || len(root.Content) != 1 {
-		return nil, nil, errSlowPath
+		return nil, errSlowPath
 	}
-	out, err = appendJSON(make([]byte, 0, len(doc)), root.Content[0])
-	return out, nil, err
+	return appendJSON(make([]byte, 0, len(doc)), root.Content[0])
 }
 
 // hasTag reports whether doc may hold a tag: a "!" at the start of a
@@ -208,8 +217,8 @@ func resolveNumeric(s string) (plainKind, string) {
 		// What follows would refuse it: spare the parsers' errors, which
 		// allocate (an IP address is text of this kind, and a snapshot
 		// holds one per endpoint).
-		if strings.Contains(plain, "0b") {
-			return plainOther, ""
+		if binaryPrefix(plain) {
+			return resolveBinary(plain)
 		}
 		return plainString, ""
 	}
@@ -225,10 +234,39 @@ func parseNumeric(plain string) (plainKind, string) {
 	if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
 		return plainLiteral, strconv.FormatUint(u, 10)
 	}
-	// yaml.v2 reads whatever follows "0b" as base 2, with a sign of its
-	// own ("0b+00" is 0): left to the slow path.
-	if yamlFloat(plain) || strings.Contains(plain, "0b") {
+	if yamlFloat(plain) {
 		return plainOther, ""
+	}
+	if binaryPrefix(plain) {
+		return resolveBinary(plain)
+	}
+	return plainString, ""
+}
+
+// binaryPrefix: yaml.v2 tries a plain scalar that starts with "0b" or
+// "-0b" (its "_" removed) as an integer in base 2, and no other. A "0b"
+// further in is text: a UID such as 935170bb-0001-... is a string, and
+// sending it to the slow path sent every object that held one.
+func binaryPrefix(plain string) bool {
+	return strings.HasPrefix(plain, "0b") || strings.HasPrefix(plain, "-0b")
+}
+
+// resolveBinary reads plain, which has a binaryPrefix, as yaml.v2 does
+// last: whatever follows "0b" as base 2, with a sign of its own ("0b+00"
+// is 0), as an int64 or, without "-", a uint64; else a string (a UID
+// that starts with 0b).
+func resolveBinary(plain string) (plainKind, string) {
+	if digits, ok := strings.CutPrefix(plain, "-0b"); ok {
+		if i, err := strconv.ParseInt("-"+digits, 2, 64); err == nil {
+			return plainLiteral, strconv.FormatInt(i, 10)
+		}
+		return plainString, ""
+	}
+	if i, err := strconv.ParseInt(plain[2:], 2, 64); err == nil {
+		return plainLiteral, strconv.FormatInt(i, 10)
+	}
+	if u, err := strconv.ParseUint(plain[2:], 2, 64); err == nil {
+		return plainLiteral, strconv.FormatUint(u, 10)
 	}
 	return plainString, ""
 }

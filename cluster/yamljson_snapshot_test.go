@@ -10,13 +10,17 @@ import (
 )
 
 // TestFastYAMLToJSONTakesKubectlOutput: what kubectl and WriteYAML print
-// stays on the fast path; without this the path could silently never run.
+// stays on the fast path, last-applied-configuration, managedFields and
+// UIDs included; without this the path could silently never run.
 func TestFastYAMLToJSONTakesKubectlOutput(t *testing.T) {
-	var buf bytes.Buffer
+	var buf, real bytes.Buffer
 	if err := synthetic.Snapshot(20).WriteYAML(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range []string{cluster.KubectlList, buf.String()} {
+	if err := synthetic.WriteKubectlYAML(&real, synthetic.Realistic(20)); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{cluster.KubectlList, buf.String(), real.String()} {
 		if _, err := cluster.FastYAMLToJSON([]byte(doc)); err != nil {
 			t.Errorf("%.200q...: %v", doc, err)
 		}

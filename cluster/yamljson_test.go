@@ -44,6 +44,19 @@ var yamlCases = append(longKeyCases(), []string{
 	// Broken.
 	"a : b\n", "a: x\u2028b: y\n", "a: x\u0085b: y\n", "- a\n-  b\n", "\x18: x\n",
 	"a: [1, 2\n", "a: b: c\n", "\ta: 1\n", "a:\n- b\n c\n", "'unclosed\n",
+	// Literal block scalars, which the block path reads.
+	"a: |-\n  x\n  y\n", "a: |+\n  x\n\n\nb: 1\n", "a: |\n  x\n\n  y\n", "a: |\n  x  \n   y\n", "a: |\n  x",
+	"a:\n  b: |\n    k:{\"x\"} & *y\n    # not a comment\n  c: 1\n", "- a: |\n    x\n- b\n", "a: |\n  x\n   \n",
+	"a: |\n    \n  x\n", "a: |1\n  x\n", "a: |2\n    x\n   y\n", "a: |2-\n     x\n", "a: |-2\n   x\n", "a: |\n  x\n y\n",
+	"a: |\nb: 1\n", "a: |\n\n  x\n", "a: |\n  x\n\n\n", "a: |+\n  x\n  \n", "a: |0\n  x\n", "a: |--\n  x\n", "a: | x\n",
+	"a: |\n  x\tz\n", "a: |\n  \u00e9\u0085\n", "- |\n  x\n",
+	// Plain keys and values with quotes, brackets and commas inside, as
+	// managedFields' keys are.
+	"k:{\"port\":80,\"protocol\":\"TCP\"}: {}\n", "a: b,c\n", "a: x[0]\n", "a: it's\n", "a: {x}y\n", "a: x{y}\n",
+	"k:{\"a\": 1}: v\n", "a: x\"y\n",
+	// Binary integers, and text that starts as one.
+	"a: 0b63cb0f-0001\n", "a: 0b101\n", "a: -0b11\n", "a: 0b+00\n", "a: 0b\n", "a: 0b2\n", "a: -0b\n", "a: 0b1_0\n",
+	"a: 935170bb-0001-402b\n", "a: 0b11111111111111111111111111111111111111111111111111111111111111111\n",
 	// One indicator each that the block path leaves to the general parser.
 	"a: x # comment\n", "# top\na: b\n", "a: &x b\nc: *x\n", "a: !foo x\n", "a: |\n  x\n",
 	"a: >\n  x\n", "a: `x`\n", "a: %x\n", "a: @x\n", "a: x\r\n", "a: x\tb\n",

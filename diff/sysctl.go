@@ -19,13 +19,19 @@ type Sysctl struct {
 
 // SysctlName returns the sysctl(8) name of a path under /proc/sys
 // ("net/ipv4/conf/all/route_localnet"): slashes become dots, and a dot
-// within a component (an interface name, "eth0.100") becomes a slash.
+// within a component (an interface name, "eth0.100") becomes a slash. An
+// absolute path is a setting that is not a sysctl (a module parameter,
+// "/sys/module/nf_conntrack/parameters/hashsize"): it is named by its path.
 func SysctlName(path string) string {
+	if strings.HasPrefix(path, "/") {
+		return path
+	}
 	return swapDotSlash(path)
 }
 
-// Path returns the sysctl's path under /proc/sys: SysctlName reversed.
-func (s Sysctl) Path() string { return swapDotSlash(s.Name) }
+// Path returns the sysctl's path under /proc/sys, SysctlName reversed, or
+// the absolute path a name that is one.
+func (s Sysctl) Path() string { return SysctlName(s.Name) }
 
 func swapDotSlash(s string) string {
 	return strings.Map(func(r rune) rune {

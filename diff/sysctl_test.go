@@ -17,6 +17,11 @@ func TestSysctlNames(t *testing.T) {
 			t.Errorf("Path of %q = %q, want %q", name, got, path)
 		}
 	}
+	// A setting that is not a sysctl keeps its absolute path as its name.
+	const hash = "/sys/module/nf_conntrack/parameters/hashsize"
+	if got := SysctlName(hash); got != hash || (Sysctl{Name: hash}).Path() != hash {
+		t.Errorf("SysctlName(%q) = %q, Path %q", hash, got, (Sysctl{Name: hash}).Path())
+	}
 	if got := SysctlValue("32768\t60999\n"); got != "32768 60999" {
 		t.Errorf("SysctlValue: %q", got)
 	}

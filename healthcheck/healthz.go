@@ -135,3 +135,17 @@ func jsonHeaders(h http.Header) {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 }
+
+// ServerName is the Server header of the tool's health and metrics
+// answers. kube-proxy sends none, and its answers are otherwise the same:
+// the header is how `plan` and `apply` tell the tool's own apply --watch
+// from a live kube-proxy on the same ports (apply/otherproxy).
+const ServerName = "kubectl-svcproxy"
+
+// Identify makes h's answers carry the Server header ServerName.
+func Identify(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", ServerName)
+		h.ServeHTTP(w, r)
+	})
+}

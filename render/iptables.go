@@ -61,7 +61,11 @@ func (j jumpRule) rule() ipt.Rule {
 	return b.Jump(j.to).Rule()
 }
 
-// iptablesState accumulates the chains of one render.
+// iptablesState accumulates the chains of one render. IPTablesRenderer
+// replays a port's rules from an earlier render, of this node or another
+// (plan --all-nodes): anything of the node that a port's rules read must be
+// in iptablesMemoSetup's key, or checked per port there, or a port is
+// replayed with another node's rules.
 type iptablesState struct {
 	t      *nodetable.ServiceTable
 	cfg    *Config

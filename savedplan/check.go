@@ -67,9 +67,8 @@ func (p *Plan) CheckLive(now []Table) error {
 
 // CheckChanges compares the change set planned now, as plan prints it,
 // with the plan text in the file: what the reviewer read is what apply may
-// write. Their hunk headers and added and removed lines must be the same,
-// in the same order; comments and context lines may differ (see
-// ChangeLines). The stored changes.sha256 plays no part: Decode has
+// write. Their hunk headers, added, removed and context lines must be the
+// same, in the same order; only comments may differ (see ChangeLines). The stored changes.sha256 plays no part: Decode has
 // checked that it is the digest of the text.
 func (p *Plan) CheckChanges(nowText string) error {
 	return CompareChanges(p.Changes.Diff, nowText)

@@ -7,9 +7,9 @@
 // it was shown, and fingerprints of the machine it was made on and of the
 // owned kernel state it was computed against, table by table. apply
 // renders the input again, plans it against the kernel, and writes only
-// if the fingerprints match and the change lines planned now are the
-// text's, line for line, so what it writes is what the text shows, or
-// nothing.
+// if the fingerprints match and the lines planned now, all but comments,
+// are the text's, line for line, so what it writes is what the text
+// shows, or nothing.
 package savedplan
 
 import (
@@ -103,15 +103,20 @@ func ChangeDigest(diffText string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ChangeLines returns the lines of a plan's text that say what is written:
-// hunk headers ("@@"), added ("+") and removed ("-") lines, in order.
-// Comments and context lines are left out, since they carry live figures
-// (a draining real server's connection counts) that move without changing
-// what would be written.
+// ChangeLines returns the lines of a plan's text that say what is written
+// and where: every line but comments ("#"), in order. Hunk headers ("@@")
+// and added ("+") and removed ("-") lines say what; context lines (" ")
+// say where, since a changed chain is written whole and the order of its
+// rules is their meaning: the unchanged rules around each change, and
+// " ..." where a run of them is cut. Planned again against the same live
+// state, the context is the same. Comments are left out: they carry live
+// figures that move without changing what would be written (the ipvs text
+// prints a draining real server's connection counts only in a "# draining:"
+// comment, never in its context line).
 func ChangeLines(diffText string) []string {
 	var out []string
 	for line := range strings.Lines(diffText) {
-		if strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-") || strings.HasPrefix(line, "@@") {
+		if !strings.HasPrefix(line, "#") {
 			out = append(out, strings.TrimSuffix(line, "\n"))
 		}
 	}

@@ -3,6 +3,7 @@ package savedplan
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,8 +70,11 @@ func TestChecks(t *testing.T) {
 			t.Errorf("CheckLive: %v does not name %q", err, want)
 		}
 	}
-	if err := p.CheckChanges("# a comment\n+x\n context\n"); err != nil {
-		t.Errorf("comments and context lines were taken for changes: %v", err)
+	if err := p.CheckChanges("# a comment\n+x\n# another\n"); err != nil {
+		t.Errorf("comments were taken for changes: %v", err)
+	}
+	if err := p.CheckChanges("+x\n context\n"); !errors.Is(err, ErrStale) {
+		t.Errorf("a context line more passed: %v", err)
 	}
 	if err := p.CheckChanges("+y\n"); !errors.Is(err, ErrStale) {
 		t.Errorf("another change set passed: %v", err)
@@ -80,19 +84,22 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-// The change lines planned now must be the plan text's, line for line; the
-// error names the first line of each side that differs.
+// The lines planned now must be the plan text's, line for line, context
+// lines included; the error names the first line of each side that
+// differs.
 func TestCompareChanges(t *testing.T) {
-	reviewed := "--- live IPv4\n+++ desired IPv4\n@@ nat A: changed @@\n-old\n+new\n keep\n# note\n"
+	reviewed := "--- live IPv4\n+++ desired IPv4\n@@ nat A: changed @@\n-old\n+new\n keep\n ...\n# note\n"
 	for name, tc := range map[string]struct{ now, want string }{
 		"the same":          {reviewed, ""},
-		"other context":     {strings.Replace(reviewed, " keep", " kept 5 connections", 1), ""},
 		"other comments":    {strings.Replace(reviewed, "# note", "# other", 1), ""},
-		"a line more":       {reviewed + "+more\n", `change line 6: the plan file shows no more changes, planned now: "+more"`},
+		"a comment more":    {reviewed + "# more\n", ""},
+		"a line more":       {reviewed + "+more\n", `change line 8: the plan file shows no more changes, planned now: "+more"`},
 		"a line less":       {strings.Replace(reviewed, "-old\n", "", 1), `change line 4: the plan file shows "-old", planned now: "+new"`},
 		"another line":      {strings.Replace(reviewed, "+new", "+DNAT 6.6.6.6", 1), `change line 5: the plan file shows "+new", planned now: "+DNAT 6.6.6.6"`},
 		"another hunk":      {strings.Replace(reviewed, "@@ nat A", "@@ nat B", 1), `change line 3`},
 		"context to change": {strings.Replace(reviewed, " keep", "+keep", 1), `change line 6`},
+		"other context":     {strings.Replace(reviewed, " keep", " kept", 1), `change line 6: the plan file shows " keep", planned now: " kept"`},
+		"no cut":            {strings.Replace(reviewed, " ...\n", "", 1), `change line 7: the plan file shows " ...", planned now: no more changes`},
 	} {
 		err := CompareChanges(reviewed, tc.now)
 		switch {
@@ -101,6 +108,44 @@ func TestCompareChanges(t *testing.T) {
 		case tc.want != "" && (!errors.Is(err, ErrStale) || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: got %v, want an error naming %s", name, err, tc.want)
 		}
+	}
+}
+
+// A changed chain is written whole, and in iptables and nftables the
+// order of its rules is their meaning: a rule added at another place among
+// the unchanged ones is another change, though its "+" line is the same.
+func TestCompareChangesRuleOrder(t *testing.T) {
+	if err := CompareChanges(" A\n+X\n B", "+X\n A\n B"); !errors.Is(err, ErrStale) ||
+		!strings.Contains(err.Error(), `change line 1: the plan file shows " A", planned now: "+X"`) {
+		t.Errorf("X added before A, the text showing it after: got %v", err)
+	}
+	head := "@@ nat KUBE-SERVICES: changed @@\n"
+	reviewed := head + " -A KUBE-SERVICES -d 10.96.0.10/32 -j KUBE-SVC-A\n+-A KUBE-SERVICES -j DROP\n -A KUBE-SERVICES -j KUBE-NODEPORTS\n"
+	now := head + "+-A KUBE-SERVICES -j DROP\n -A KUBE-SERVICES -d 10.96.0.10/32 -j KUBE-SVC-A\n -A KUBE-SERVICES -j KUBE-NODEPORTS\n"
+	if err := CompareChanges(reviewed, now); !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "change line 2") {
+		t.Errorf("a DROP moved before a Service's rule: got %v", err)
+	}
+	if ChangeDigest(reviewed) == ChangeDigest(now) {
+		t.Error("the digest does not tell the two orders apart")
+	}
+}
+
+// An ipvs plan prints a draining real server's connection counts in a
+// comment, not in its context line: counts that moved between plan and
+// apply, with nothing else changed, are the same plan.
+func TestCompareChangesConnectionCounts(t *testing.T) {
+	text := func(active, inactive int) string {
+		return "--- live IPv4 (kernel)\n+++ desired IPv4\n@@ ipvs -t 10.96.0.20:80: draining @@\n" +
+			" -a -t 10.96.0.20:80 -r 10.244.1.13:8080 -m -w 0\n" +
+			"# draining: " + strconv.Itoa(active) + " active, " + strconv.Itoa(inactive) + " inactive connections; deleted once they close\n" +
+			"@@ ipvs -t 10.96.0.30:80: real servers changed @@\n+-a -t 10.96.0.30:80 -r 10.244.0.7:8080 -m -w 1\n"
+	}
+	if err := CompareChanges(text(7, 3), text(2, 0)); err != nil {
+		t.Errorf("only the connection counts moved: refused: %v", err)
+	}
+	other := strings.Replace(text(7, 3), "10.244.1.13:8080 -m -w 0", "10.244.1.14:8080 -m -w 0", 1)
+	if err := CompareChanges(other, text(7, 3)); !errors.Is(err, ErrStale) {
+		t.Errorf("another draining real server: got %v", err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultPath is the lock file used unless --lock-file says otherwise. It
-// sits in the state directory, which deploy/daemonset.yaml mounts from the
+// sits in the state directory, which deploy/base/daemonset.yaml mounts from the
 // host, so a run in the DaemonSet and a run by hand on the node share it.
 const DefaultPath = "/run/kubectl-svcproxy/apply.lock"
 

@@ -3,9 +3,10 @@
 # minus what a container that only runs kubectl-svcproxy and iptables
 # never reads.
 
-# assemble_rootfs ARCH ROOTFS LIST BINARY
+# assemble_rootfs ARCH ROOTFS LIST BINARY [NAME]: BINARY goes to
+# /usr/local/bin/NAME (default kubectl-svcproxy).
 assemble_rootfs() {
-  local arch=$1 root=$2 list=$3 binary=$4 name version deb extra spec
+  local arch=$1 root=$2 list=$3 binary=$4 bin_name=${5:-kubectl-svcproxy} name version deb extra spec
   rm -rf "$root"
   mkdir -p "$root"
   local status=$root/var/lib/dpkg/status.d
@@ -27,7 +28,7 @@ assemble_rootfs() {
   alternatives "$root"
   prune "$root"
   base_files "$root"
-  install -D -m 0755 "$binary" "$root/usr/local/bin/kubectl-svcproxy"
+  install -D -m 0755 "$binary" "$root/usr/local/bin/$bin_name"
 }
 
 # alternatives sets the links that the iptables package's postinst makes

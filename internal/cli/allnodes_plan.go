@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/panicsite"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/review"
@@ -106,10 +107,18 @@ func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []s
 	}
 	texts, plans := make([]string, len(nodes)), make([]*nodePlan, len(nodes))
 	workers := min(runtime.GOMAXPROCS(0), len(nodes))
-	errs := make([]error, workers)
+	errs, panics := make([]error, workers), make([]any, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			// A panic here would end the process with a runtime trace:
+			// raise it again on the command's goroutine, whose recover
+			// reports it (crash.go), with where it happened.
+			defer func() {
+				if r := recover(); r != nil {
+					panics[w] = fmt.Sprintf("%v%s", r, panicsite.Of())
+				}
+			}()
 			p := newNodePlanner(o, excluded)
 			// Contiguous nodes, for the planner's reuse between them.
 			for i := w * len(nodes) / workers; i < (w+1)*len(nodes)/workers && errs[w] == nil; i++ {
@@ -122,6 +131,11 @@ func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []s
 		})
 	}
 	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -12,8 +12,8 @@ import (
 )
 
 // neededPermissions is what the tool's user must be allowed, as
-// deploy/rbac.yaml grants it.
-const neededPermissions = "get, list and watch on nodes and services, endpointslices (discovery.k8s.io) and, optionally, servicecidrs (networking.k8s.io); deploy/rbac.yaml has that ClusterRole"
+// deploy/base/rbac.yaml grants it.
+const neededPermissions = "get, list and watch on nodes and services, endpointslices (discovery.k8s.io) and, optionally, servicecidrs (networking.k8s.io); deploy/base/rbac.yaml has that ClusterRole"
 
 // explainAPIError says what went wrong talking to the API server at host,
 // and what to check, for the failures a person can fix: a certificate the

@@ -49,7 +49,7 @@ func TestAPIErrors(t *testing.T) {
 		{"401", []string{"--kubeconfig=" + c.WriteKubeconfig(t, "intruder", "not-a-token")},
 			[]string{"401 Unauthorized", "token or client certificate", "Unauthorized"}},
 		{"403", []string{"--kubeconfig=" + c.OtherKubeconfig},
-			[]string{"403 Forbidden", "RBAC", "list and watch", "endpointslices", "servicecidrs", "deploy/rbac.yaml", `User "other" cannot`}},
+			[]string{"403 Forbidden", "RBAC", "list and watch", "endpointslices", "servicecidrs", "deploy/base/rbac.yaml", `User "other" cannot`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"render", node}, tc.args...)

@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testcluster"
 )
 
@@ -106,13 +106,12 @@ func TestAPIServer(t *testing.T) {
 		// The API server's own validation of what deploy/ ships, as
 		// `kubectl apply` would send it (the kubelet end-to-end test runs
 		// the DaemonSet for real).
-		for _, name := range []string{"config.yaml", "daemonset.yaml", "cronjob.yaml"} {
-			manifest, err := os.ReadFile(filepath.Join("..", "..", "deploy", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Kubectl(t, string(manifest), "apply", "--dry-run=server", "-f", "-")
+		kubectl := deploykit.Kubectl(t)
+		for _, mode := range deploykit.Modes {
+			manifest := deploykit.Render(t, kubectl, deploykit.Dir(t, "overlays/"+mode))
+			c.Kubectl(t, manifest, "apply", "--dry-run=server", "-f", "-")
 		}
+		c.Kubectl(t, deploykit.Render(t, kubectl, deploykit.Dir(t, "cronjob")), "apply", "--dry-run=server", "-f", "-")
 	})
 	t.Run("unknown node", func(t *testing.T) {
 		expectError(t, []string{"render", user, "--node-name=nope"}, `node "nope" not found`)

@@ -31,6 +31,9 @@ type ApplyOptions struct {
 	waitTimeout time.Duration
 	watch       watchFlags
 	guard       guardFlags
+	takeOver    takeOverFlags
+	// recorded says that the record of this apply is written (applied.go).
+	recorded bool
 	// saved is the plan file of apply FILE.
 	saved *savedplan.Plan
 	// flags are the command's flags, for the checks of what was given.
@@ -42,7 +45,7 @@ type ApplyOptions struct {
 // newApplyOptions returns apply's options: it runs on the node, takes the
 // lock, and works in every mode.
 func newApplyOptions(c *common) *ApplyOptions {
-	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true}}
+	o := &ApplyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{locking: true, ipvs: true, conntrack: true}}
 	o.proxy.onNode = true
 	return o
 }
@@ -70,6 +73,10 @@ plan: it renders the plan's snapshot with the plan's settings, and writes
 only if the node's owned rules, the machine and the change set are all
 still the ones the plan recorded. Otherwise it exits 2 and changes nothing.
 
+If kube-proxy runs on the node (its process, or its answers on its health
+and metrics ports), apply refuses, since both would write the same rules;
+--take-over applies anyway.
+
 Exit codes: 0 applied (or nothing to do), 2 error.`,
 		Example: `  # Make this node match the cluster (on a node, as root)
   kubectl svcproxy apply --node-name=$(hostname) --cluster-cidr=10.244.0.0/16
@@ -86,6 +93,7 @@ Exit codes: 0 applied (or nothing to do), 2 error.`,
 	o.kernel.addFlags(cmd.Flags())
 	o.watch.addFlags(cmd.Flags())
 	o.guard.addFlags(cmd.Flags())
+	o.takeOver.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "ipvs mode: wait for draining real servers to lose their connections, then delete them")
 	cmd.Flags().DurationVar(&o.waitTimeout, "wait-timeout", 5*time.Minute, "ipvs mode: how long --wait waits")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be sent to the kernel (restore input, nft script, ipvs commands) instead of sending it")
@@ -179,6 +187,10 @@ func (o *ApplyOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return notWritten(ctx, err)
 	}
+	if err := o.checkKubeProxy(ctx, o.dryRun); err != nil {
+		return notWritten(ctx, err)
+	}
+	o.noteOtherModes(&o.kernel, d.mode)
 	p, err := o.applyDesired(ctx, b, d, o.dryRun)
 	if err != nil || o.dryRun {
 		return err
@@ -222,7 +234,7 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 		return o.guard.checkRemoval(p)
 	}
 	plan := func() (kernelPlan, error) {
-		p, err := planKernel(ctx, b, d)
+		p, err := planKernel(ctx, &o.kernel, b, d, o.streams.ErrOut)
 		if err == nil && o.saved != nil {
 			err = verifySaved(o.saved, b, p)
 		}
@@ -231,6 +243,10 @@ func (o *ApplyOptions) applyDesired(ctx context.Context, b kernelBackend, d *des
 	p, err := o.sync(ctx, &o.kernel, b, plan, dryRun, beforeApply)
 	if err != nil || dryRun {
 		return p, err
+	}
+	if !o.recorded {
+		o.kernel.recordApplied(d.mode)
+		o.recorded = true // watch mode: once, not at every sync
 	}
 	if d.mode != ModeUserspace {
 		o.cleanConntrack(d, p)
@@ -248,6 +264,10 @@ func (o *ApplyOptions) runWatchMode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkKubeProxy(ctx, false); err != nil {
+		return err
+	}
+	o.noteOtherModes(&o.kernel, settings.mode)
 	o.builder = &cluster.Builder{}
 	o.nftRenderers = map[nodetable.Family]*render.NFTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}
 	o.iptRenderers = map[nodetable.Family]*render.IPTablesRenderer{nodetable.IPv4: {}, nodetable.IPv6: {}}

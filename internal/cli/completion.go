@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -149,8 +150,14 @@ func completionSnapshot(fs *pflag.FlagSet) (*cluster.Snapshot, bool) {
 		snap, err := cluster.Decode("example", example.Snapshot)
 		return snap, err == nil
 	}
-	if f := fs.Lookup("filename"); f != nil && f.Changed && f.Value.String() != "-" {
-		snap, err := cluster.LoadFile(f.Value.String(), nil)
+	if f := fs.Lookup("filename"); f != nil && f.Changed {
+		// Only a regular file: a FIFO would block the shell, a device
+		// read to its limit.
+		path := f.Value.String()
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			return nil, false
+		}
+		snap, err := cluster.LoadFile(path, nil)
 		return snap, err == nil
 	}
 	return nil, false

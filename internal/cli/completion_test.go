@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,5 +116,17 @@ func TestCompletionFromSnapshot(t *testing.T) {
 		if !slices.Equal(got, tc.want) || directive != ":4" {
 			t.Errorf("%v: %v %s, want %v :4 (no files)", tc.args, got, directive, tc.want)
 		}
+	}
+}
+
+// TestCompletionIgnoresSpecialFiles: -f naming a FIFO completes nothing
+// rather than blocking the shell on it.
+func TestCompletionIgnoresSpecialFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, directive := completions(t, "trace", "-f", fifo, "--node-name", ""); len(got) != 0 || directive != ":4" {
+		t.Errorf("-f FIFO: %v %s, want nothing and :4", got, directive)
 	}
 }

@@ -72,7 +72,7 @@ func (c *kubeProxyConfiguration) flagValues(mode string) settings {
 	s.add("node-name", "hostnameOverride", strings.ToLower(strings.TrimSpace(c.HostnameOverride)))
 	s.add("cluster-cidr", "clusterCIDR", c.ClusterCIDR)
 	// kubeadm's kube-proxy ConfigMap names its kubeconfig here, as
-	// deploy/daemonset.yaml does; --kubeconfig on the command line wins.
+	// deploy/base/daemonset.yaml does; --kubeconfig on the command line wins.
 	s.add("kubeconfig", "clientConnection.kubeconfig", c.ClientConnection.Kubeconfig)
 	c.ClientConnection.settings(s)
 	s.add("mode", "mode", c.Mode)
@@ -88,8 +88,24 @@ func (c *kubeProxyConfiguration) flagValues(mode string) settings {
 	}
 	s.add("proxy-port-range", "portRange", c.PortRange)
 	s.addBool("iptables-localhost-nodeports", "iptables.localhostNodePorts", c.IPTables.LocalhostNodePorts)
+	c.conntrackSettings(s)
 	c.modeSettings(s, mode)
 	return s
+}
+
+// conntrackSettings adds the conntrack section, which plan and apply set
+// on the node as kube-proxy does.
+func (c *kubeProxyConfiguration) conntrackSettings(s settings) {
+	ct := c.Conntrack
+	s.addInt("conntrack-max-per-core", "conntrack.maxPerCore", ct.MaxPerCore)
+	s.addInt("conntrack-min", "conntrack.min", ct.Min)
+	s.add("conntrack-tcp-timeout-established", "conntrack.tcpEstablishedTimeout", ct.TCPEstablishedTimeout)
+	s.add("conntrack-tcp-timeout-close-wait", "conntrack.tcpCloseWaitTimeout", ct.TCPCloseWaitTimeout)
+	if ct.TCPBeLiberal {
+		s.add("conntrack-tcp-be-liberal", "conntrack.tcpBeLiberal", "true")
+	}
+	s.add("conntrack-udp-timeout", "conntrack.udpTimeout", ct.UDPTimeout)
+	s.add("conntrack-udp-timeout-stream", "conntrack.udpStreamTimeout", ct.UDPStreamTimeout)
 }
 
 // applyConfigFile reads a KubeProxyConfiguration file and sets every flag

@@ -208,7 +208,7 @@ func TestInterfaceFlagsAsTheKernel(t *testing.T) {
 }
 
 // TestConfigKubeconfig checks that clientConnection.kubeconfig, where
-// kubeadm's kube-proxy ConfigMap (and deploy/daemonset.yaml) names the
+// kubeadm's kube-proxy ConfigMap (and deploy/base/daemonset.yaml) names the
 // kubeconfig, is the one the tool reads, and that --kubeconfig wins over it.
 func TestConfigKubeconfig(t *testing.T) {
 	dir := t.TempDir()

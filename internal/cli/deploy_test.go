@@ -28,6 +28,13 @@ func deployDocuments(t *testing.T, name string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return splitDocuments(t, name, data)
+}
+
+// splitDocuments splits YAML into its documents, leaving out those that
+// hold only comments.
+func splitDocuments(t *testing.T, name string, data []byte) [][]byte {
+	t.Helper()
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs [][]byte
 	for {
@@ -76,7 +83,7 @@ func kindOf(t *testing.T, name string, doc []byte) string {
 // strictly into its Kubernetes type and says what docs/DEPLOY.md promises.
 func TestDeployManifestsParse(t *testing.T) {
 	t.Run("rbac.yaml", func(t *testing.T) {
-		docs := deployDocuments(t, "rbac.yaml")
+		docs := deployDocuments(t, "base/rbac.yaml")
 		var kinds []string
 		for _, doc := range docs {
 			kinds = append(kinds, kindOf(t, "rbac.yaml", doc))
@@ -111,7 +118,7 @@ func TestDeployManifestsParse(t *testing.T) {
 	})
 
 	t.Run("daemonset.yaml", func(t *testing.T) {
-		docs := deployDocuments(t, "daemonset.yaml")
+		docs := deployDocuments(t, "base/daemonset.yaml")
 		if len(docs) != 1 || kindOf(t, "daemonset.yaml", docs[0]) != "apps/v1 DaemonSet" {
 			t.Fatalf("want one apps/v1 DaemonSet, got %d documents", len(docs))
 		}
@@ -128,7 +135,7 @@ func TestDeployManifestsParse(t *testing.T) {
 	})
 
 	t.Run("cronjob.yaml", func(t *testing.T) {
-		docs := deployDocuments(t, "cronjob.yaml")
+		docs := deployDocuments(t, "cronjob/cronjob.yaml")
 		if len(docs) != 1 || kindOf(t, "cronjob.yaml", docs[0]) != "batch/v1 CronJob" {
 			t.Fatalf("want one batch/v1 CronJob, got %d documents", len(docs))
 		}
@@ -220,16 +227,35 @@ func checkPodSpec(t *testing.T, pod corev1.PodSpec, args ...string) {
 	if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
 		t.Errorf("securityContext %+v: not privileged, so /proc/sys is read-only", sc)
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != "NODE_NAME" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
-		t.Errorf("env %+v, want NODE_NAME from spec.nodeName", c.Env)
-	}
+	checkPodEnv(t, c.Env)
 	cmd := strings.Join(append(slices.Clone(c.Command), c.Args...), " ")
-	for _, arg := range append(args, "--config="+deployConfigDir+"/config.conf", "--node-name=$(NODE_NAME)", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy") {
+	for _, arg := range append(args, "--config="+deployConfigDir+"/config.conf", "--node-name=$(NODE_NAME)", "--lock-file=/run/kubectl-svcproxy/", "--state-dir=/run/kubectl-svcproxy",
+		"--server=$(APISERVER)", "--cluster-cidr=$(CLUSTER_CIDR)") {
 		if !strings.Contains(cmd, arg) {
 			t.Errorf("command %q lacks %q", cmd, arg)
 		}
 	}
 	checkPodVolumes(t, pod)
+}
+
+// checkPodEnv checks the variables the arguments use: the node's name from
+// the downward API, and the server and pod range from the ConfigMap's keys,
+// which the user's overlay sets.
+func checkPodEnv(t *testing.T, env []corev1.EnvVar) {
+	t.Helper()
+	want := []corev1.EnvVar{
+		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		configMapEnv("APISERVER", "apiserver"),
+		configMapEnv("CLUSTER_CIDR", "cluster-cidr"),
+	}
+	if !reflect.DeepEqual(env, want) {
+		t.Errorf("env %+v, want %+v", env, want)
+	}
+}
+
+func configMapEnv(name, key string) corev1.EnvVar {
+	ref := &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "kubectl-svcproxy"}, Key: key}
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: ref}}
 }
 
 // checkPodVolumes checks the pod's one container's mounts: the ConfigMap

@@ -137,8 +137,9 @@ func TestNodeCommandsShareFlags(t *testing.T) {
 			t.Errorf("plan takes --%s, apply does not", f.Name)
 		}
 	})
-	// What apply does that plan does not: write, wait, watch, guard.
-	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force",
+	// What apply does that plan does not: write, wait, watch, guard, take
+	// over from kube-proxy.
+	applyOnly := append([]string{"dry-run", "wait", "wait-timeout", "watch", "max-removal", "force", "take-over",
 		// kube-proxy's names of the watch-only sync periods.
 		"iptables-sync-period", "iptables-min-sync-period", "ipvs-sync-period", "ipvs-min-sync-period"}, watchOnlyFlags...)
 	apply.Flags().VisitAll(func(f *pflag.Flag) {

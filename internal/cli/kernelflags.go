@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ctsysctl"
 	applyipt "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptables"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/iptablesnft"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/lock"
@@ -35,6 +36,11 @@ type kernelFlags struct {
 	// ipvs: the command works in ipvs mode (--ipvs-exclude-cidrs,
 	// --ipvs-strict-arp).
 	ipvs bool
+	// conntrack: the command sets the conntrack sysctls (plan, apply,
+	// proxy): kube-proxy's --conntrack-* flags; conntrackV125 (proxy):
+	// as kube-proxy v1.25, whose userspace mode it runs.
+	conntrack     bool
+	conntrackV125 bool
 
 	backend  string
 	lockFile string
@@ -44,6 +50,11 @@ type kernelFlags struct {
 	ipvsExclude []string
 	// ipvsStrictARP is kube-proxy's --ipvs-strict-arp.
 	ipvsStrictARP bool
+	// ct are kube-proxy's conntrack settings (--conntrack-*).
+	ct ctsysctl.Config
+	// ctWarned keeps apply --watch from repeating the warning about
+	// conntrack sysctls this network namespace cannot set.
+	ctWarned sync.Once
 
 	// cacheDirs are the cache directories opened so far, by their path
 	// under --state-dir: proxy builds a client on every reload.
@@ -62,6 +73,11 @@ func (k *kernelFlags) addFlags(fs *pflag.FlagSet) {
 	if k.ipvs {
 		fs.StringSliceVar(&k.ipvsExclude, "ipvs-exclude-cidrs", nil, "ipvs mode: CIDRs whose IPVS virtual servers the tool never touches, as kube-proxy's flag")
 		fs.BoolVar(&k.ipvsStrictARP, "ipvs-strict-arp", false, "ipvs mode: set arp_ignore=1 and arp_announce=2 so the node does not answer ARP for kube-ipvs0's addresses, as kube-proxy's flag")
+	}
+	if k.conntrack {
+		// In a section of their own: their long names would otherwise
+		// leave the other flags' help no room to wrap.
+		inGroup(fs, conntrackGroup, k.addConntrackFlags)
 	}
 	if k.locking || k.lockFlags {
 		k.addLockFlags(fs)
@@ -100,6 +116,10 @@ func (k *kernelFlags) validate(p *ProxyFlags) error {
 			return err
 		}
 	}
+	if err := k.validateConntrack(p); err != nil {
+		return err
+	}
+	k.liberalRender(p)
 	return nil
 }
 

@@ -33,7 +33,7 @@ type PlanOptions struct {
 }
 
 func newPlanCommand(c *common) *cobra.Command {
-	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true, lockFlags: true}}
+	o := &PlanOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts), kernel: kernelFlags{ipvs: true, lockFlags: true, conntrack: true}}
 	o.proxy.onNode = true
 	cmd := &cobra.Command{
 		Use:     "plan",
@@ -85,8 +85,11 @@ func (o *PlanOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *PlanOptions) Validate() error {
-	if o.output != "markdown" && validateOutput(o.output) != nil {
-		return fmt.Errorf("--output %q: must be text, json, yaml or markdown", o.output)
+	if err := validateOutput(o.output); err != nil && o.output != "markdown" {
+		if _, template, _ := templatePrinter(o.output); template {
+			return err // a template that does not parse: say why
+		}
+		return fmt.Errorf("--output %q: must be text, json, yaml, markdown, or a template as kubectl takes it (jsonpath=..., go-template=...)", o.output)
 	}
 	if err := o.input.validate(); err != nil {
 		return err
@@ -121,9 +124,11 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	o.noteKubeProxy(ctx)
+	o.noteOtherModes(&o.kernel, d.mode)
 	st := o.reporter().Start(fmt.Sprintf("reading the kernel (%s) and diffing", b.name()))
 	defer st.End()
-	p, err := planKernel(ctx, b, d)
+	p, err := planKernel(ctx, &o.kernel, b, d, o.streams.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,8 @@ func (o *PlanOptions) validateAgainst() error {
 		return errors.New("--against - and --filename - cannot both read stdin")
 	case o.allNodes && o.flags.Changed("node-name"):
 		return fmt.Errorf("--all-nodes plans every node of the snapshots: drop %s", givenFlag(o.flags, "node-name"))
+	case o.allNodes && o.flags.Changed("node-ip"):
+		return errors.New("--all-nodes plans every node with its own IPs, from its Node object: drop --node-ip")
 	}
 	return nil
 }

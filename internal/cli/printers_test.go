@@ -38,3 +38,12 @@ func TestTemplateOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTemplateErrors: plan, which also takes markdown, says why a
+// template does not parse rather than listing the formats.
+func TestPlanTemplateErrors(t *testing.T) {
+	_, stderr, code := run(t, "", "plan", "--example", "--against", "-", "-o", "jsonpath={.kind")
+	if code != ExitError || !strings.Contains(stderr, "error parsing jsonpath") {
+		t.Errorf("exit %d, %q; want 2 and the parse error", code, stderr)
+	}
+}

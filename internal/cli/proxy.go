@@ -49,7 +49,7 @@ func newProxyCommand(c *common) *cobra.Command {
 	// proxy runs only the userspace mode, on the node. A long-running
 	// proxy waits for a concurrent apply rather than fail.
 	o := &ProxyOptions{common: c, input: newInputFlags(), proxy: NewProxyFlags(allParts &^ ipvsPart),
-		kernel: kernelFlags{locking: true, lockWait: 5 * time.Second}}
+		kernel: kernelFlags{locking: true, lockWait: 5 * time.Second, conntrack: true, conntrackV125: true}}
 	o.proxy.Mode = string(ModeUserspace)
 	o.proxy.onNode = true
 	cmd := &cobra.Command{
@@ -125,6 +125,9 @@ func (o *ProxyOptions) Run(ctx context.Context) error {
 	// kube-proxy v1.25's /healthz, fed by every reload: v1.25's userspace
 	// proxier fed it nothing, so that it always answered 200.
 	o.health = newProxyHealth(ModeUserspace, max(2*o.syncPeriod, 10*time.Second), nil)
+	if err := o.setConntrack(); err != nil {
+		return err
+	}
 	changes, err := o.changes(ctx)
 	if err != nil {
 		return err
@@ -270,7 +273,7 @@ func (o *ProxyOptions) serveHTTP() ([]*http.Server, error) {
 	endpoints := []struct {
 		flag, addr string
 		handler    http.Handler
-	}{{"--metrics-bind-address", o.metricsAddr, metrics}, {"--healthz-bind-address", o.healthzAddr, healthz}}
+	}{{"--metrics-bind-address", o.metricsAddr, healthcheck.Identify(metrics)}, {"--healthz-bind-address", o.healthzAddr, healthcheck.Identify(healthz)}}
 	var servers []*http.Server
 	for _, e := range endpoints {
 		if e.addr == "" {

@@ -83,6 +83,7 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 	if o.dryRun {
 		return traces.dryRun(o.streams.Out)
 	}
+	o.kernel.forgetApplied(o.proxy.settings.mode)
 	fmt.Fprintf(o.streams.Out, "Reset (%s): %s\n", b.name(), p.summary())
 	if err := traces.report(o.streams.Out); err != nil {
 		return err

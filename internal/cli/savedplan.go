@@ -24,7 +24,7 @@ import (
 func ruleFlags() map[string]bool {
 	fs := pflag.NewFlagSet("rules", pflag.ContinueOnError)
 	NewProxyFlags(allParts).AddFlags(fs)
-	(&kernelFlags{ipvs: true}).addFlags(fs)
+	(&kernelFlags{ipvs: true, conntrack: true}).addFlags(fs)
 	names := map[string]bool{}
 	fs.VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
 	delete(names, "config")

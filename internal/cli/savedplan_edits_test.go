@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,9 +21,9 @@ import (
 // mode really prints: apply FILE compares the change planned now with the
 // plan text in the file (checkSavedText, as verifySaved does), so a file
 // whose text hides a Service's lines, or whose snapshot was swapped for
-// one that writes a DNAT the text does not show, is refused, whatever
-// digest it stores; one whose context lines or comments moved (live
-// connection counts) is not.
+// one that writes a DNAT the text does not show, or a rule at another
+// place in its chain, is refused, whatever digest it stores; one whose
+// comments moved (live connection counts) is not.
 
 // exampleEdit returns the example snapshot with old replaced by new.
 func exampleEdit(t *testing.T, in, old, new string) string {
@@ -172,11 +173,12 @@ func TestSavedPlanEditsAreRefused(t *testing.T) {
 	}
 }
 
-// Context lines and comments carry what the plan read, not what it
-// writes: an ipvs plan's connection counts move between plan and apply.
-// A file whose context lines or comments differ from the plan made now is
-// applied, in every mode.
-func TestSavedPlanContextMayDiffer(t *testing.T) {
+// Comments carry what the plan read, not what it writes: an ipvs plan's
+// connection counts, printed only in "# draining:" comments, move between
+// plan and apply. A file whose comments differ from the plan made now is
+// applied, in every mode; one whose context lines differ is not, since
+// they say where in a chain a change goes.
+func TestSavedPlanCommentsMayDiffer(t *testing.T) {
 	after := exampleEdit(t, withoutCart(t), web13, "")
 	web := netip.MustParseAddrPort("10.244.1.13:8080")
 	for _, mode := range kernelModes {
@@ -202,37 +204,43 @@ func TestSavedPlanContextMayDiffer(t *testing.T) {
 			if mode == ModeIPVS && !strings.Contains(text, "# draining: 7 active") {
 				t.Fatalf("the ipvs plan shows no draining real server:\n%s", text)
 			}
-			edited, n := editContext(text)
-			// nftables' plan text has neither: the edit only adds some.
-			if n == 0 && mode != ModeNFTables {
-				t.Fatalf("the plan has no context line or comment to edit:\n%s", text)
+			// Only ipvs' text has comments here; in the others the edit
+			// only adds one.
+			edited, n := editComments(text)
+			if n == 0 && mode == ModeIPVS {
+				t.Fatalf("the plan has no comment to edit:\n%s", text)
 			}
 			now := transition(mode, from, to, conns(2))
 			for name, digest := range map[string]string{"the text's": savedplan.ChangeDigest(edited), "as saved": savedplan.ChangeDigest(text)} {
 				if err := checkSavedText(savedWith(edited, digest), now); err != nil {
-					t.Errorf("%d context lines and comments edited, digest %s: refused: %v", n, name, err)
+					t.Errorf("%d comments edited, connection counts moved, digest %s: refused: %v", n, name, err)
+				}
+			}
+			// A context line edited, or one added, is another text.
+			for name, ctx := range map[string]string{"edited": strings.Replace(text, "\n ", "\n  ", 1), "added": strings.Replace(text, " @@\n", " @@\n an added context line\n", 1)} {
+				if ctx == text && mode == ModeNFTables {
+					continue // nftables' plan text has no context line here
+				}
+				if err := checkSavedText(savedWith(ctx, savedplan.ChangeDigest(ctx)), now); !errors.Is(err, savedplan.ErrStale) {
+					t.Errorf("a context line %s: got %v, want it refused", name, err)
 				}
 			}
 		})
 	}
 }
 
-// editContext changes every context line and comment of a plan's text,
-// and counts them; it also adds a comment and a context line after the
-// first hunk header.
-func editContext(text string) (string, int) {
+// editComments changes every comment of a plan's text, and counts them;
+// it also adds one after the first hunk header.
+func editComments(text string) (string, int) {
 	var b strings.Builder
 	n, added := 0, false
 	for line := range strings.Lines(text) {
 		switch {
 		case strings.HasPrefix(line, "@@") && !added:
-			line += "# added\n an added context line\n"
+			line += "# added\n"
 			added = true
-		case strings.HasPrefix(line, " "):
-			line = strings.TrimSuffix(line, "\n") + " 99 connections\n"
-			n++
 		case strings.HasPrefix(line, "#"):
-			line = "# edited\n"
+			line = "# edited 99 connections\n"
 			n++
 		}
 		b.WriteString(line)
@@ -253,4 +261,114 @@ func TestCheckSavedSettings(t *testing.T) {
 	if err := checkSavedSettings("node.plan", &savedplan.Plan{Mode: "nftables", Node: "node1"}, s); err != nil {
 		t.Errorf("the plan's own mode and node: %v", err)
 	}
+}
+
+// A changed chain is written whole, from the plan made now, and the order
+// of its rules is their meaning. An input that renders the same rules with
+// the one a chain gains at another place (here the rendered chain itself
+// is edited, standing for any snapshot that does so) shows the same "@@",
+// "+" and "-" lines; only the context lines around the added rule tell.
+// apply refuses it, in every mode. The chains: iptables' KUBE-FW-* of
+// shop/frontend gains a source range; nftables' cluster-ips-check its drop
+// of unallocated ClusterIPs, moved before the reject of invalid ports;
+// ipvs' KUBE-SOURCE-RANGES-FIREWALL its RETURN, moved after the DROP;
+// userspace's KUBE-NODEPORT-NON-LOCAL shop/cart's ACCEPT.
+func TestSavedPlanRuleMovedIsRefused(t *testing.T) {
+	ranges := exampleEdit(t, string(example.Snapshot), "loadBalancerSourceRanges: [203.0.113.0/24]",
+		"loadBalancerSourceRanges: [203.0.113.0/24, 198.51.100.0/24]")
+	for mode, fromTo := range map[Mode][2]string{
+		ModeIPTables: {string(example.Snapshot), ranges}, ModeNFTables: {nodeOnly, string(example.Snapshot)},
+		ModeIPVS: {nodeOnly, string(example.Snapshot)}, ModeUserspace: {withoutCart(t), string(example.Snapshot)},
+	} {
+		t.Run(string(mode), func(t *testing.T) {
+			from, to, moved := renderFor(t, fromTo[0], mode), renderFor(t, fromTo[1], mode), renderFor(t, fromTo[1], mode)
+			if !moveAddedRule(mode, from, moved) {
+				t.Fatal("no chain gains exactly one rule")
+			}
+			text := mustPlanText(t, transition(mode, from, to, nil))
+			now := transition(mode, from, moved, nil)
+			if nowText := mustPlanText(t, now); nowText == text || hunksAndChanges(text) != hunksAndChanges(nowText) {
+				t.Fatalf("want the move seen in the context lines only; the plan file shows:\n%s\nplanned now:\n%s", text, nowText)
+			}
+			if err := checkSavedText(savedWith(text, savedplan.ChangeDigest(text)), now); !errors.Is(err, savedplan.ErrStale) {
+				t.Errorf("a rule added at another place: got %v, want it refused", err)
+			}
+		})
+	}
+}
+
+// moveAddedRule moves, in the first chain of d that holds the rules of
+// from's chain and one more, that rule: to the front, or from the front
+// to the end. The iptables mode's dispatch chains are passed over: their
+// order means nothing, and apply edits them in place, in the order the
+// text shows.
+func moveAddedRule(mode Mode, from, d *desired) bool {
+	if mode == ModeNFTables {
+		for i, rs := range d.nftables {
+			for _, c := range rs.Chains {
+				if old := from.nftables[i].Chain(c.Name); old != nil && moveAdded(old.Rules, c.Rules) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var froms, tos []*ipt.Ruleset
+	for i := range d.iptables {
+		froms, tos = append(froms, from.iptables[i]), append(tos, d.iptables[i])
+	}
+	for i := range d.ipvs {
+		froms, tos = append(froms, from.ipvs[i].IPTables), append(tos, d.ipvs[i].IPTables)
+	}
+	for i := range d.userspace {
+		froms, tos = append(froms, from.userspace[i].IPTables), append(tos, d.userspace[i].IPTables)
+	}
+	own := render.IPTablesOwnership()
+	for i, rs := range tos {
+		for _, tbl := range rs.Tables {
+			for _, c := range tbl.Chains {
+				if ipt.IsBuiltin(tbl.Name, c.Name) || (mode == ModeIPTables && own.IsUnordered(tbl.Name, c.Name)) {
+					continue
+				}
+				if old := froms[i].Table(tbl.Name).Chain(c.Name); old != nil && moveAdded(old.Rules, c.Rules) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// moveAdded moves the one rule that rules hold and old does not, if rules
+// are old's, not none, with one more: to the front, or from the front to
+// the end.
+func moveAdded[R comparable](old, rules []R) bool {
+	if len(old) == 0 || len(rules) != len(old)+1 {
+		return false
+	}
+	for i, r := range rules {
+		rest := slices.Delete(slices.Clone(rules), i, i+1)
+		if !slices.Equal(rest, old) {
+			continue
+		}
+		if i == 0 {
+			copy(rules, append(rest, r))
+		} else {
+			copy(rules, append([]R{r}, rest...))
+		}
+		return true
+	}
+	return false
+}
+
+// hunksAndChanges is what a saved plan's check compared before context
+// lines counted: the "@@", "+" and "-" lines.
+func hunksAndChanges(text string) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, "@@") || strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }

@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ctsysctl"
 	applyipvs "github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ipvs"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nfacct"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
@@ -53,12 +56,14 @@ func wantedSysctls(d *desired, b kernelBackend) [][2]string {
 }
 
 // planSysctls reads each wanted sysctl under root and returns those whose
-// value differs: a plan shows them, and apply writes only them.
+// value differs: a plan shows them, and apply writes only them. A wanted
+// absolute path is a file outside /proc/sys (the conntrack hash size), read
+// and written where it is.
 func planSysctls(root string, wanted [][2]string) (diff.SysctlChanges, error) {
 	var out diff.SysctlChanges
 	for _, kv := range wanted {
 		s := diff.Sysctl{Name: diff.SysctlName(kv[0]), Wanted: diff.SysctlValue(kv[1])}
-		cur, err := os.ReadFile(filepath.Join(root, kv[0]))
+		cur, err := os.ReadFile(sysctlFile(root, kv[0]))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read sysctl %s: %w", s.Name, err)
 		}
@@ -69,35 +74,62 @@ func planSysctls(root string, wanted [][2]string) (diff.SysctlChanges, error) {
 	return out, nil
 }
 
+// sysctlFile is the file of a sysctl's path under root, or the absolute
+// path of a file that is not a sysctl.
+func sysctlFile(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
+}
+
 // writeSysctls sets the sysctls of a plan under root, in order.
 func writeSysctls(root string, changes diff.SysctlChanges) error {
 	for _, s := range changes {
-		if err := os.WriteFile(filepath.Join(root, s.Path()), []byte(s.Wanted), 0o644); err != nil {
-			hint := ""
-			if s.Name == "net.ipv4.conf.all.route_localnet" {
-				hint = " (for localhost NodePorts; or pass --iptables-localhost-nodeports=false)"
-			}
-			return fmt.Errorf("set sysctl %s = %s%s: %w", s.Name, s.Wanted, hint, err)
+		if err := os.WriteFile(sysctlFile(root, s.Path()), []byte(s.Wanted), 0o644); err != nil {
+			return fmt.Errorf("set sysctl %s = %s%s: %w", s.Name, s.Wanted, sysctlHint(s.Name, err), err)
 		}
 	}
 	return nil
 }
 
+// sysctlHint says how to do without a sysctl that could not be set.
+func sysctlHint(name string, err error) string {
+	switch {
+	case name == "net.ipv4.conf.all.route_localnet":
+		return " (for localhost NodePorts; or pass --iptables-localhost-nodeports=false)"
+	case name == ctsysctl.HashsizeFile && errors.Is(err, syscall.EROFS):
+		return " (/sys is mounted read-only, so kube-proxy v1.37 fails here too; mount it read-write, or pass --conntrack-max-per-core=0 to leave the table size alone)"
+	case strings.HasPrefix(name, "net.netfilter.nf_conntrack_") || name == ctsysctl.HashsizeFile:
+		return " (for the --conntrack-* settings, as kube-proxy sets them)"
+	}
+	return ""
+}
+
 // dryRunSysctls prints what writeSysctls would write.
 func dryRunSysctls(w io.Writer, changes diff.SysctlChanges) {
 	for _, s := range changes {
+		if filepath.IsAbs(s.Name) {
+			fmt.Fprintf(w, "# write %s\n%s\n", s.Name, s.Wanted)
+			continue
+		}
 		fmt.Fprintf(w, "# sysctl -w\n%s = %s\n", s.Name, s.Wanted)
 	}
 }
 
 // planKernel plans d against the kernel with b, with the sysctls the mode
-// needs that differ from what the node has.
-func planKernel(ctx context.Context, b kernelBackend, d *desired) (kernelPlan, error) {
+// needs and the conntrack settings of k that differ from what the node
+// has; warn takes what the node cannot be given.
+func planKernel(ctx context.Context, k *kernelFlags, b kernelBackend, d *desired, warn io.Writer) (kernelPlan, error) {
 	p, err := b.plan(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	s, err := planSysctls(procSys, wantedSysctls(d, b))
+	ct, err := k.conntrackSysctls(warn)
+	if err != nil {
+		return nil, err
+	}
+	s, err := planSysctls(procSys, append(wantedSysctls(d, b), ct...))
 	if err != nil {
 		return nil, err
 	}

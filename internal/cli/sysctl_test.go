@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/ctsysctl"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/diff"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/internal/example"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -107,5 +109,35 @@ func TestSysctlsInPlan(t *testing.T) {
 	}
 	if !strings.HasPrefix(b.String(), "--- live sysctl\n+++ desired sysctl\n@@ sysctl net.ipv4.conf.all.route_localnet @@\n") {
 		t.Errorf("the plan text does not show the sysctl first:\n%s", b.String())
+	}
+}
+
+// A file outside /proc/sys (the conntrack hash size) is planned and written
+// at its absolute path, printed by path in a dry run, and a read-only /sys
+// fails with what to do about it.
+func TestAbsoluteSysctlFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hashsize")
+	if err := os.WriteFile(file, []byte("1024\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := planSysctls("/nonexistent-proc-sys", [][2]string{{file, "32768"}})
+	if err != nil || len(got) != 1 || got[0] != (diff.Sysctl{Name: file, Current: "1024", Wanted: "32768"}) {
+		t.Fatalf("planned %+v, %v", got, err)
+	}
+	if err := writeSysctls("/nonexistent-proc-sys", got); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "32768" {
+		t.Errorf("hash size file = %q", b)
+	}
+	var out strings.Builder
+	dryRunSysctls(&out, got)
+	if want := "# write " + file + "\n32768\n"; out.String() != want {
+		t.Errorf("dry run %q, want %q", out.String(), want)
+	}
+	hint := sysctlHint(ctsysctl.HashsizeFile, &os.PathError{Op: "open", Path: ctsysctl.HashsizeFile, Err: syscall.EROFS})
+	if !strings.Contains(hint, "/sys is mounted read-only") || !strings.Contains(hint, "--conntrack-max-per-core=0") {
+		t.Errorf("read-only /sys hint: %q", hint)
 	}
 }

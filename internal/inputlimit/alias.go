@@ -49,7 +49,7 @@ func expansionLimit(size int) int64 {
 // that does not parse is refused with the parser's error: there is no
 // measuring it, and the decoder that follows would refuse it as well.
 func CheckAliases(doc []byte) error {
-	if !atNodeStart(doc, '&') || !atNodeStart(doc, '*') {
+	if !MayAlias(doc) {
 		return nil
 	}
 	var root yamlv3.Node
@@ -63,6 +63,12 @@ func CheckAliases(doc []byte) error {
 		return nil
 	}
 	return err
+}
+
+// MayAlias reports whether doc may hold both an anchor and an alias: what
+// CheckAliases measures. It errs towards yes.
+func MayAlias(doc []byte) bool {
+	return atNodeStart(doc, '&') && atNodeStart(doc, '*')
 }
 
 // CheckNode is CheckAliases on a parsed document of size bytes.

@@ -14,15 +14,24 @@
 //     /dev/null would turn the node's /dev/null into a plain file;
 //   - a symbolic link: followed, as `>` follows it, and the file it leads
 //     to is judged by these same rules and replaced in its own directory,
-//     so the link stays a link. A link is followed only when root or the
-//     running user owns it: root writing to /tmp/x must not follow a link
-//     another user planted there (the kernel's protected_symlinks stops
-//     `>` there; a rename of a resolved path would not be stopped).
+//     so the link stays a link.
 //
-// The check and the rename are two steps: someone who may write to the
-// target's directory can still swap the name between them. That user can
-// replace the file anyway; the check is for the operator's own mistakes
-// and for links others may plant.
+// The path is walked one component at a time, from the root or, for a
+// relative path, the working directory, as the kernel resolves it, and
+// every symbolic link met on the way, a directory's as much as the last
+// component's, is followed only when root or the running user owns it:
+// root writing to /tmp/x/dir/file must not follow a link another user
+// planted at /tmp/x/dir (the kernel's protected_symlinks, where it is
+// on, stops only links in sticky world-writable directories). On Linux
+// the walk holds each directory open, without following links but those
+// it checked, and the temporary file is created and renamed relative to
+// the last one: what was checked is where the file goes. Elsewhere the
+// walk goes by path names.
+//
+// The check of the last component and the rename are two steps: someone
+// who may write to the target's directory can still swap the name between
+// them. That user can replace the file anyway; the check is for the
+// operator's own mistakes and for links others may plant.
 package outfile
 
 import (
@@ -30,8 +39,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"strconv"
 )
 
 // RefusedError is a target the tool will not write to, and why.
@@ -45,13 +55,14 @@ func (e *RefusedError) Error() string { return "refusing to write " + e.Path + "
 // newFileMode is the mode of a file that did not exist.
 const newFileMode fs.FileMode = 0o600
 
-// maxLinks bounds a chain of symbolic links, as the kernel's ELOOP does.
+// maxLinks bounds the symbolic links followed for one path, as the
+// kernel's ELOOP does.
 const maxLinks = 40
 
 // Target is where a write to a path goes.
 type Target struct {
-	// Path is the file to replace: the path given, or where its
-	// symbolic links lead.
+	// Path is the file to replace: the path given, with every symbolic
+	// link in it resolved.
 	Path string
 	// Perm is the permission bits the new file gets: the old file's, or
 	// 0600 for a new one.
@@ -61,42 +72,18 @@ type Target struct {
 // Check looks at what is at path and says where a write to it goes, or
 // refuses it with a *RefusedError naming path and the reason.
 func Check(path string) (Target, error) {
-	p := path
-	for range maxLinks {
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return Target{Path: p, Perm: newFileMode}, nil
-		}
-		if err != nil {
-			return Target{}, err
-		}
-		mode := fi.Mode()
-		if mode.IsRegular() {
-			return Target{Path: p, Perm: mode.Perm()}, nil
-		}
-		if mode&fs.ModeSymlink == 0 {
-			return Target{}, refused(path, p, "it is "+kindName(mode))
-		}
-		if reason := linkOwnerRefusal(fi); reason != "" {
-			return Target{}, refused(path, p, reason)
-		}
-		dest, err := os.Readlink(p)
-		if err != nil {
-			return Target{}, err
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(p), dest)
-		}
-		p = dest
+	s, err := resolve(path)
+	if err != nil {
+		return Target{}, err
 	}
-	return Target{}, &RefusedError{Path: path, Reason: fmt.Sprintf("more than %d symbolic links", maxLinks)}
+	s.dir.close()
+	return Target{Path: s.path, Perm: s.perm}, nil
 }
 
-// refused names the path given, and the file a link led to if that is
-// the one refused.
-func refused(path, at, reason string) error {
-	if at != path {
-		reason = "it is a symbolic link to " + at + ", and " + reason
+// refused refuses path, saying what is at at if links led there.
+func refused(path string, links int, at, reason string) error {
+	if links > 0 {
+		reason = "its symbolic links lead to " + at + ", and " + reason
 	}
 	return &RefusedError{Path: path, Reason: reason}
 }
@@ -118,28 +105,46 @@ func kindName(mode fs.FileMode) string {
 	return "not a regular file (" + mode.Type().String() + ")"
 }
 
-// Write replaces the file at path with what write writes, after Check:
-// through a temporary file in the target's directory, renamed into place
-// only when write succeeded.
+// Write replaces the file at path with what write writes, after the
+// checks of Check: through a temporary file in the target's directory,
+// renamed into place only when write succeeded. Both are made relative to
+// the directory the checks opened (on Linux), never through the path
+// again.
 func Write(path string, write func(io.Writer) error) error {
-	t, err := Check(path)
+	s, err := resolve(path)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(t.Path), "."+filepath.Base(t.Path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	err = write(tmp)
-	if err == nil && t.Perm != newFileMode {
-		err = tmp.Chmod(t.Perm)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	defer s.dir.close()
+	f, tmp, err := createTemp(s.dir, s.name)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return os.Rename(tmp.Name(), t.Path)
+	err = write(f)
+	if err == nil && s.perm != newFileMode {
+		err = f.Chmod(s.perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.dir.rename(tmp, s.name)
+	}
+	if err != nil {
+		s.dir.remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// createTemp creates a new file, mode 0600, named after name in d.
+func createTemp(d dir, name string) (*os.File, string, error) {
+	for range 100 {
+		tmp := "." + name + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		f, err := d.create(tmp)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, tmp, err
+		}
+	}
+	return nil, "", fmt.Errorf("no free temporary name for %s", name)
 }

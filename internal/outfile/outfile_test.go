@@ -173,7 +173,7 @@ func TestWriteRefusesSpecialFiles(t *testing.T) {
 			}
 			before := fileType(t, path)
 			assertRefused(t, Write(path, writeString("x")), path, "it is "+sp.kind)
-			assertRefused(t, Write(link, writeString("x")), link, "symbolic link to "+path, "it is "+sp.kind)
+			assertRefused(t, Write(link, writeString("x")), link, "symbolic links lead to "+path, "it is "+sp.kind)
 			if after := fileType(t, path); after != before {
 				t.Errorf("%s: was %v, is %v after a refused write", path, before, after)
 			}

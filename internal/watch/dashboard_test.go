@@ -120,7 +120,7 @@ func checkServiceMonitor(t *testing.T) {
 	for path, v := range map[string]any{
 		"../../deploy/monitoring/service.yaml":        &svc,
 		"../../deploy/monitoring/servicemonitor.yaml": &sm,
-		"../../deploy/daemonset.yaml":                 &ds,
+		"../../deploy/base/daemonset.yaml":            &ds,
 	} {
 		data, err := os.ReadFile(path)
 		if err != nil {

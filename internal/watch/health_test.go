@@ -43,3 +43,27 @@ func TestHealthServer(t *testing.T) {
 		t.Errorf("%s{code=200} = %v, want 1", metricLivez, got)
 	}
 }
+
+// TestServersIdentifyThemselves checks that every answer of the health
+// and metrics servers carries the tool's Server header, which `plan` and
+// `apply` read to tell a running apply --watch from a live kube-proxy
+// (apply/otherproxy).
+func TestServersIdentifyThemselves(t *testing.T) {
+	health, metrics := freeAddr(t), freeAddr(t)
+	cfg := &Config{HealthzAddr: health, MetricsAddr: metrics, ProxyMode: "iptables", Health: healthcheck.New(healthcheck.Options{Timeout: time.Minute})}
+	stop, err := startServers(cfg, newMetrics("iptables", svcmetrics.Build{}), func() *corev1.Node { return nil }, slog.New(slog.DiscardHandler))
+	defer stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{health + "/healthz", health + "/livez", metrics + "/metrics", metrics + "/proxyMode"} {
+		resp, err := http.Get("http://" + url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Server"); got != healthcheck.ServerName {
+			t.Errorf("%s: Server %q, want %q", url, got, healthcheck.ServerName)
+		}
+	}
+}

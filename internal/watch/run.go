@@ -192,8 +192,8 @@ func startServers(cfg *Config, m *metrics, node func() *corev1.Node, log *slog.L
 		name, addr, paths string
 		handler           http.Handler
 	}{
-		{"metrics", cfg.MetricsAddr, "/metrics", metricsMux},
-		{"healthz", cfg.HealthzAddr, "/healthz and /livez", healthMux},
+		{"metrics", cfg.MetricsAddr, "/metrics", healthcheck.Identify(metricsMux)},
+		{"healthz", cfg.HealthzAddr, "/healthz and /livez", healthcheck.Identify(healthMux)},
 	} {
 		if s.addr == "" {
 			continue

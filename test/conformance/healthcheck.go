@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/healthcheck"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
@@ -96,4 +97,23 @@ func (r HTTPReply) WithoutTimes() HTTPReply {
 	r.Header.Del("Content-Length")
 	r.Body = healthTime.ReplaceAllString(r.Body, `"TIME"`)
 	return r
+}
+
+// Unmarked drops the tool's Server header (healthcheck.ServerName) from
+// one of its answers, after checking that the answer has it: the one
+// header in which the tool's health answers differ from kube-proxy's on
+// purpose, so that plan and apply can tell the tool's apply --watch from
+// a live kube-proxy (docs/DEPLOY.md, "Another proxy on the node").
+// kube-proxy's answers are compared as they are: a Server header there
+// would differ, and would also blind that check.
+func (r HTTPReply) Unmarked() (HTTPReply, error) {
+	if r.Refused {
+		return r, nil
+	}
+	if got := r.Header.Get("Server"); got != healthcheck.ServerName {
+		return r, fmt.Errorf("the tool's answer has Server %q, want %q", got, healthcheck.ServerName)
+	}
+	r.Header = r.Header.Clone()
+	r.Header.Del("Server")
+	return r, nil
 }

@@ -28,13 +28,18 @@ const marker = "@@imagetest-exit "
 // namespace with /proc mounted inside root: whatever they do to the
 // network stays in a namespace that dies with them. The image has no
 // shell, so the host's sh sequences the chroots. /dev holds the host's
-// null, zero, full, random and urandom, as a runtime's does.
+// null, zero, full, random and urandom, and /sys is mounted read-only, as
+// a runtime's are.
 func inRoot(t *testing.T, root string, argvs ...[]string) []step {
 	t.Helper()
 	var script strings.Builder
 	// The devices a container runtime gives every container.
 	script.WriteString("set -e; for d in null zero full random urandom; do : >" + quote(root) + "/dev/$d; " +
-		"mount --bind /dev/$d " + quote(root) + "/dev/$d; done; set +e\n")
+		"mount --bind /dev/$d " + quote(root) + "/dev/$d; done\n")
+	// And /sys, as a runtime mounts it, read-only here: the tool reads
+	// the conntrack hash size there, and nothing in a test may change the
+	// host kernel's module parameters.
+	script.WriteString("mkdir -p " + quote(root) + "/sys; mount -t sysfs -o ro sysfs " + quote(root) + "/sys; set +e\n")
 	for _, argv := range argvs {
 		script.WriteString("chroot " + quote(root))
 		for _, a := range argv {

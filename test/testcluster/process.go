@@ -56,6 +56,9 @@ func (c *Cluster) startProcess(t testing.TB, name, bin, logPath string, args ...
 	return p
 }
 
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Stop ends the process by its PID: SIGTERM, then SIGKILL after 10s.
 func (p *Process) Stop() {
 	select {

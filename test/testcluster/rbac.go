@@ -9,7 +9,7 @@ import (
 )
 
 // StartWithRBAC starts the test API server with the shipped RBAC
-// (deploy/rbac.yaml, as deploy/daemonset.yaml runs with it: the
+// (deploy/base/rbac.yaml, as deploy/base/daemonset.yaml runs with it: the
 // kubectl-svcproxy ServiceAccount, ClusterRole and ClusterRoleBinding)
 // and TestRBAC applied, so that the tool can run as the svcproxy user with
 // exactly the deployed permissions (UserKubeconfig), and as a user that
@@ -22,10 +22,10 @@ func StartWithRBAC(t testing.TB, opts ...Option) *Cluster {
 	return c
 }
 
-// ShippedRBAC is deploy/rbac.yaml as shipped.
+// ShippedRBAC is deploy/base/rbac.yaml as shipped.
 func ShippedRBAC(t testing.TB) []byte {
 	t.Helper()
-	rbac, err := os.ReadFile(filepath.Join(repo.MustRoot(t), "deploy", "rbac.yaml"))
+	rbac, err := os.ReadFile(filepath.Join(repo.MustRoot(t), "deploy", "base", "rbac.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

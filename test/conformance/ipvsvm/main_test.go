@@ -10,15 +10,11 @@
 package ipvsvm
 
 import (
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	_ "github.com/kubectl-svcproxy/kubectl-svcproxy/test/golden"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
@@ -87,7 +83,7 @@ func TestIPVSConformanceInVM(t *testing.T) {
 	}
 	files[guestKubeProxy] = testcluster.KubeProxy(t)
 	c := testcluster.Start(t)
-	files[guestKubeconfig] = guestAdminKubeconfig(t, c.AdminKubeconfig)
+	files[guestKubeconfig] = testcluster.GuestKubeconfig(t, c.AdminKubeconfig, vmtest.HostLoopback)
 	files[guestTool] = toolbin.Path(t)
 	// About a minute per scenario under TCG, plus the boot.
 	opts := vmtest.Options{Files: files, Memory: "2G", UserNet: true, Timeout: time.Duration(len(names)+3) * 90 * time.Second}
@@ -106,32 +102,4 @@ func allScenarios(t *testing.T, root string) []string {
 		names = append(names, s.Name)
 	}
 	return names
-}
-
-// guestAdminKubeconfig writes a copy of the admin kubeconfig for the
-// guest: the CA inlined, the server at the host's loopback as the guest
-// sees it (vmtest.HostLoopback, same port), and the TLS server name that
-// kube-apiserver's certificate holds (127.0.0.1), so that TLS verifies.
-func guestAdminKubeconfig(t testing.TB, from string) string {
-	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := clientcmdapi.FlattenConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, cl := range cfg.Clusters {
-		u, err := url.Parse(cl.Server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl.TLSServerName = u.Hostname()
-		cl.Server = "https://" + vmtest.HostLoopback + ":" + u.Port()
-	}
-	path := filepath.Join(t.TempDir(), "admin.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -91,7 +91,7 @@ func hostFiles(b *testing.B, n int) map[string]string {
 		b.Fatal(err)
 	}
 	b.Logf("%d Services and EndpointSlices created in %v", n, time.Since(start).Round(time.Millisecond))
-	files[guestKubeconfig] = guestAdminKubeconfig(b, c.AdminKubeconfig)
+	files[guestKubeconfig] = testcluster.GuestKubeconfig(b, c.AdminKubeconfig, vmtest.HostLoopback)
 	return files
 }
 

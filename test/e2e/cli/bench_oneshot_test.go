@@ -5,39 +5,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/benchsize"
+
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/synthetic"
 )
 
-// oneShotSizes is 100 Services (CI runs every benchmark once), or the
-// sizes in SVCPROXY_BENCH_SIZES ("1000,10000").
-func oneShotSizes(b *testing.B) []int {
-	env := os.Getenv("SVCPROXY_BENCH_SIZES")
-	if env == "" {
-		return []int{100}
-	}
-	var out []int
-	for f := range strings.SplitSeq(env, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			b.Fatalf("SVCPROXY_BENCH_SIZES: %v", err)
-		}
-		out = append(out, n)
-	}
-	return out
-}
+// oneShotSizes is 100 Services, or what SVCPROXY_BENCH_SIZES asks for
+// (test/benchsize), e.g. "1000,10000".
+func oneShotSizes(b *testing.B) []int { return benchsize.Sizes(b, 100) }
 
-// snapshotFiles writes the synthetic snapshot of n Services as JSON and as
-// YAML, and rounds more JSON files, each with Service 0's first endpoint
+// snapshotFiles writes the realistic synthetic snapshot of n Services
+// (synthetic.Realistic) as JSON and as YAML, as kubectl prints them, and rounds more JSON files, each with Service 0's first endpoint
 // moved.
 func snapshotFiles(b *testing.B, dir string, n, rounds int) (yamlFile string, jsonFiles []string) {
 	b.Helper()
-	s := synthetic.Snapshot(n)
+	s := synthetic.Realistic(n)
 	write := func(name string, fn func(f *os.File) error) string {
 		path := filepath.Join(dir, name)
 		f, err := os.Create(path)
@@ -52,12 +38,12 @@ func snapshotFiles(b *testing.B, dir string, n, rounds int) (yamlFile string, js
 		}
 		return path
 	}
-	yamlFile = write("snapshot.yaml", func(f *os.File) error { return s.WriteYAML(f) })
+	yamlFile = write("snapshot.yaml", func(f *os.File) error { return synthetic.WriteKubectlYAML(f, s) })
 	for r := range rounds + 1 {
 		if r > 0 {
 			synthetic.MoveEndpoint(s, 0, r)
 		}
-		jsonFiles = append(jsonFiles, write(fmt.Sprintf("snapshot-%d.json", r), func(f *os.File) error { return s.WriteJSON(f) }))
+		jsonFiles = append(jsonFiles, write(fmt.Sprintf("snapshot-%d.json", r), func(f *os.File) error { return synthetic.WriteKubectlJSON(f, s) }))
 	}
 	return yamlFile, jsonFiles
 }

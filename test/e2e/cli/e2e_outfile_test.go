@@ -71,3 +71,49 @@ func assertNullDevice(t *testing.T, path string) {
 		t.Fatalf("%s is now %v (rdev %d:%d), want the character device 1:3", path, fi.Mode(), unix.Major(st.Rdev), unix.Minor(st.Rdev))
 	}
 }
+
+// TestE2EOutputFileParentLink: the issue's case. In a sticky directory,
+// linkdir -> target is a link that nobody (uid 65534) planted; root's
+// `snapshot --output-file DIR/linkdir/snap.yaml` stops with exit 2 naming
+// the link and its owner, and writes nothing into target. A link root
+// owns on the same path is followed.
+func TestE2EOutputFileParentLink(t *testing.T) {
+	t.Parallel()
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	sticky, target := filepath.Join(dir, "x"), filepath.Join(dir, "target")
+	for _, d := range []string{sticky, target} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(sticky, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	linkdir := filepath.Join(sticky, "linkdir")
+	if err := os.Symlink(target, linkdir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(linkdir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(linkdir, "snap.yaml")
+	_, stderr, code := run(t, "", "snapshot", "--example", "--output-file", out)
+	want := "refusing to write " + out + ": " + linkdir + " is a symbolic link owned by uid 65534"
+	if code != ExitError || !strings.Contains(stderr, want) {
+		t.Fatalf("want exit %d saying %q, got exit %d:\n%s", ExitError, want, code, stderr)
+	}
+	if left, _ := os.ReadDir(target); len(left) > 0 {
+		t.Fatalf("%s was written into: %v", target, left)
+	}
+
+	if err := os.Lchown(linkdir, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", "snapshot", "--example", "--output-file", out); code != ExitOK {
+		t.Fatalf("through root's own link: exit %d\n%s", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(target, "snap.yaml")); !strings.Contains(string(data), "kind: List") {
+		t.Fatalf("%s does not hold the snapshot:\n%s", filepath.Join(target, "snap.yaml"), data)
+	}
+}

@@ -21,8 +21,9 @@ import (
 )
 
 // planSummaryRE is the last line of a plan with changes on an empty node:
-// everything is new, nothing changed or removed.
-var planSummaryRE = regexp.MustCompile(`(?m)^Plan: chains \+([1-9][0-9]*) ~0 -0, rules \+([1-9][0-9]*) -0$`)
+// everything is new, nothing changed or removed, and kube-proxy's default
+// TCP established and CLOSE_WAIT conntrack timeouts to set.
+var planSummaryRE = regexp.MustCompile(`(?m)^Plan: chains \+([1-9][0-9]*) ~0 -0, rules \+([1-9][0-9]*) -0, sysctls ~2$`)
 
 func TestE2EPlanApplyExitCodes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, n *e2eNode) {

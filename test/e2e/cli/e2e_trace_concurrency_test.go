@@ -169,11 +169,10 @@ func TestE2ETraceKernelWaitBound(t *testing.T) {
 	expect(t, n.run("apply", nftablesArgs...), ExitOK)
 	blockProbes(n)
 	r := n.run("trace", append(slices.Clone(nftablesArgs), append([]string{"--live", "--kernel", "-o", "json"}, blockedTrace...)...)...)
+	// The error names the bound that ended the wait; an unbounded wait
+	// is a hang, which the command's timeout turns into a failure.
 	if r.code != ExitError || !strings.Contains(r.stderr, "trace event") || !strings.Contains(r.stderr, "3s") {
 		t.Errorf("a probe with no trace events: want exit 2 saying what was waited for and how long:\n%s", r)
-	}
-	if r.took > 15*time.Second {
-		t.Errorf("the trace took %v: the wait is not bounded", r.took)
 	}
 	if tables := n.inetTables(); slices.Contains(tables, traceTable) {
 		t.Errorf("the failed trace left its table: %v", tables)

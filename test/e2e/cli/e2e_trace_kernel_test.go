@@ -65,7 +65,7 @@ func TestE2ETraceKernel(t *testing.T) {
 		args []string
 	}{{"nftables", nftablesArgs}, {"iptables", exampleArgs}} {
 		if mode.name == "iptables" {
-			expect(t, n.run("apply", mode.args...), ExitOK)
+			expectBeside(t, n.run("apply", mode.args...), ExitOK, "nftables")
 			checkForeignDrop(t, n)
 			expect(t, n.run("reset", "--mode=nftables", "--family=ipv4"), ExitOK)
 		}

@@ -46,7 +46,7 @@ func TestE2ETraceLive(t *testing.T) {
 	}
 
 	iptArgs := exampleArgs
-	expect(t, n.run("apply", iptArgs...), ExitOK)
+	expectBeside(t, n.run("apply", iptArgs...), ExitOK, "nftables")
 	if got := n.liveVerdict(t, iptArgs, pkt...); got.Verdict != "dnat" || len(got.Endpoints) != 3 {
 		t.Fatalf("live iptables trace after apply: %+v", got)
 	}

@@ -41,12 +41,13 @@ func TestE2EUserspacePortalRules(t *testing.T) {
 		expect(t, n.run("plan", userspaceArgs...), ExitOK, "No changes")
 
 		// The iptables mode, applied beside it, leaves the portal chains
-		// alone, and resetting it removes only its own chains.
-		expect(t, n.run("apply", exampleArgs...), ExitOK)
+		// alone (and says they are there), and resetting it removes only
+		// its own chains.
+		expectBeside(t, n.run("apply", exampleArgs...), ExitOK, "userspace")
 		if !strings.Contains(n.save("nat"), ":KUBE-PORTALS-CONTAINER") {
 			t.Fatalf("apply --mode=iptables removed the userspace portal chains:\n%s", n.save("nat"))
 		}
-		expect(t, n.run("plan", userspaceArgs...), ExitOK, "No changes")
+		expectBeside(t, n.run("plan", userspaceArgs...), ExitOK, "iptables", "No changes")
 		expect(t, n.run("reset", "--mode=iptables"), ExitOK)
 		expect(t, n.run("plan", userspaceArgs...), ExitOK, "No changes")
 

@@ -58,9 +58,6 @@ func expectLimit(t *testing.T, r limitRun, msg string, maxRSS int64) {
 	if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "runtime.") {
 		t.Errorf("a Go runtime trace:\n%.2000s", r.stderr)
 	}
-	if r.took > 20*time.Second {
-		t.Errorf("took %v", r.took)
-	}
 	if r.maxRSS > maxRSS {
 		t.Errorf("peak memory %d MiB, want at most %d MiB", r.maxRSS>>20, maxRSS>>20)
 	}

@@ -1,29 +1,31 @@
 // Package kubelet is the end-to-end test on a real single-node cluster
 // (test/kubeletlab): it deploys kubectl-svcproxy as a user does, with
-// the image of hack/image.sh and the manifests of deploy/ filled in by
-// hack/manifests.sh, then serves a Deployment through a ClusterIP and
+// the image of hack/image.sh and `kubectl apply -k` of an overlay of the
+// user's own on top of deploy/overlays/MODE (test/deploykit), then serves a Deployment through a ClusterIP and
 // NodePort Service and checks that traffic from a pod, from the node and
 // from outside reaches every backend, follows scaling, and that
 // established connections survive the DaemonSet pod's replacement; in
-// iptables mode, then in nftables mode on the same cluster. IPVS is not
+// iptables mode, then in nftables mode on the same cluster; then the
+// userspace overlay (the `proxy` command), for reach and scaling. IPVS is not
 // run: this kernel has no IPVS (test/e2e/ipvs runs it in a VM).
+// TestKubeProxySwitch (switch_test.go) switches a node from the real
+// kube-proxy to the tool and back under traffic.
 package kubelet
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
 
-// dsName is the DaemonSet of deploy/daemonset.yaml.
+// dsName is the DaemonSet of deploy/base/daemonset.yaml.
 const dsName = "kubectl-svcproxy"
 
 func TestKubelet(t *testing.T) {
@@ -48,14 +50,14 @@ func TestKubelet(t *testing.T) {
 			break
 		}
 	}
+	t.Run("userspace", func(t *testing.T) { runUserspace(t, l, w, names[0], tool) })
 	t.Logf("TestKubelet took %v", time.Since(begin).Round(time.Second))
 }
 
 // runMode deploys the DaemonSet in mode, runs the checks, then removes it
 // and resets the node's rules for the next mode.
 func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool string) {
-	manifests := manifests(t, mode, image)
-	kubectl(t, l, manifests, "apply", "-f", "-")
+	kubectl(t, l, "", "apply", "-k", overlay(t, mode, image))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("DaemonSet pod log:\n%s", podLog(l))
@@ -80,6 +82,29 @@ func runMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool str
 	checkReset(t, l)
 }
 
+// runUserspace deploys deploy/overlays/userspace, whose DaemonSet runs
+// the userspace proxy (`proxy`), and checks that traffic from every
+// vantage reaches the backends and follows scaling. A replaced pod breaks
+// the connections it proxies, as kube-proxy v1.25's did, so the restart
+// check of the other modes does not apply.
+func runUserspace(t *testing.T, l *kubeletlab.Lab, w *workload, image, tool string) {
+	kubectl(t, l, "", "apply", "-k", overlay(t, "userspace", image))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("DaemonSet pod log:\n%s", podLog(l))
+		}
+	})
+	waitDaemonSet(t, l)
+	w.followScale(t, 2)
+	w.followScale(t, 3)
+	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", dsName, "--wait")
+	waitNoPod(t, l)
+	if out, err := l.Command(tool, "reset", "--mode=userspace").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl-svcproxy reset --mode=userspace: %v\n%s", err, out)
+	}
+	checkReset(t, l)
+}
+
 // checkReset checks that no service rule is left on the node, in either
 // iptables backend or in nftables, so that the next mode starts clean.
 func checkReset(t *testing.T, l *kubeletlab.Lab) {
@@ -97,16 +122,12 @@ func checkReset(t *testing.T, l *kubeletlab.Lab) {
 	}
 }
 
-// manifests runs hack/manifests.sh as docs/DEPLOY.md does.
-func manifests(t *testing.T, mode, image string) string {
-	root := repo.MustRoot(t)
-	cmd := exec.Command(filepath.Join(root, "hack/manifests.sh"),
-		"--server", "https://"+kubeletlab.NodeIP+":6443", "--image", image, "--mode", mode)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hack/manifests.sh: %v", err)
-	}
-	return string(out)
+// overlay writes the user's overlay of docs/DEPLOY.md for mode: the lab's
+// image, and the API server at the node's address.
+func overlay(t *testing.T, mode, image string) string {
+	return deploykit.WriteOverlay(t, filepath.Join(t.TempDir(), "overlay"), deploykit.User{
+		Mode: mode, Image: image, APIServer: "https://" + kubeletlab.NodeIP + ":6443", ClusterCIDR: kubeletlab.PodCIDR,
+	})
 }
 
 // kubectl runs the built kubectl as the admin and returns its output.
@@ -132,14 +153,7 @@ func waitDaemonSet(t *testing.T, l *kubeletlab.Lab) {
 // waitNoPod waits until the DaemonSet's pod is gone.
 func waitNoPod(t *testing.T, l *kubeletlab.Lab) {
 	t.Helper()
-	for range 120 {
-		out, _ := l.Kubectl("-n", "kube-system", "get", "pods", "-l", "app.kubernetes.io/name="+dsName, "-o", "name")
-		if strings.TrimSpace(out) == "" {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("DaemonSet pod still there after 60s:\n%s", describe(l))
+	waitNoPodLabeled(t, l, "app.kubernetes.io/name="+dsName)
 }
 
 func describe(l *kubeletlab.Lab) string {

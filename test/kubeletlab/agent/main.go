@@ -5,9 +5,10 @@
 //	agent serve [ADDR]    serve HTTP on ADDR (default :8080): / answers the
 //	                      host name (the pod's name), /stream answers it
 //	                      again every 100 ms until the client goes away
-//	agent get URL N       GET URL N times, each on a new connection, and
-//	                      print each answer on its own line ("error: ..."
-//	                      for a failure); exits 0 unless N is bad
+//	agent get URL N [GAP] GET URL N times, each on a new connection, GAP
+//	                      (a duration, default none) apart, and print each
+//	                      answer on its own line ("error: ..." for a
+//	                      failure); exits 0 unless N or GAP is bad
 //	agent stream URL      GET URL once and copy the answer to stdout as it
 //	                      comes; exits 1 when the connection breaks
 package main
@@ -39,14 +40,20 @@ func main() {
 		}
 		serve(addr)
 	case "get":
-		if len(os.Args) != 4 {
+		if len(os.Args) != 4 && len(os.Args) != 5 {
 			usage()
 		}
 		n, err := strconv.Atoi(os.Args[3])
 		if err != nil || n < 1 {
 			usage()
 		}
-		get(os.Args[2], n)
+		var gap time.Duration
+		if len(os.Args) == 5 {
+			if gap, err = time.ParseDuration(os.Args[4]); err != nil || gap < 0 {
+				usage()
+			}
+		}
+		get(os.Args[2], n, gap)
 	case "stream":
 		if len(os.Args) != 3 {
 			usage()
@@ -70,7 +77,7 @@ func stream(url string) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: agent pause | serve [ADDR] | get URL N | stream URL")
+	fmt.Fprintln(os.Stderr, "usage: agent pause | serve [ADDR] | get URL N [GAP] | stream URL")
 	os.Exit(2)
 }
 
@@ -124,12 +131,15 @@ func serve(addr string) {
 
 // get prints the answer of n GETs of url, each on a new connection so that
 // each may reach another backend.
-func get(url string, n int) {
+func get(url string, n int, gap time.Duration) {
 	client := &http.Client{
 		Timeout:   2 * time.Second,
 		Transport: &http.Transport{DisableKeepAlives: true},
 	}
-	for range n {
+	for i := range n {
+		if i > 0 {
+			time.Sleep(gap)
+		}
 		resp, err := client.Get(url)
 		if err != nil {
 			fmt.Println("error:", err)

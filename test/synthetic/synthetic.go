@@ -11,10 +11,10 @@ import (
 )
 
 // Table returns n ClusterIP Services with one TCP port and perService ready
-// endpoints spread over ten nodes (the first one local); every tenth
-// Service is a NodePort, until the 2768 ports of the default NodePort
-// range (30000-32767) are taken: past 27,680 Services an API server
-// would refuse the next one. Endpoints live in 10.128.0.0/9.
+// endpoints spread over ten nodes (the first one local); every tenth of the
+// first 13,840 Services is a NodePort, 30000 + i modulo the 2768 ports of
+// the default range (30000-32767): past that the ports would repeat, and an
+// API server would refuse the Service. Endpoints live in 10.128.0.0/9.
 func Table(n, perService int) *nodetable.ServiceTable {
 	t := &nodetable.ServiceTable{
 		Family: nodetable.IPv4,
@@ -26,8 +26,8 @@ func Table(n, perService int) *nodetable.ServiceTable {
 			ClusterIP: netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}),
 			Port:      80,
 		}
-		if i%10 == 0 && i/10 < nodePorts {
-			sp.NodePort = int32(30000 + i/10)
+		if i%10 == 0 && i < nodePortServices {
+			sp.NodePort = int32(30000 + i%2768)
 		}
 		for j := 0; j < perService; j++ {
 			sp.AllEndpoints = append(sp.AllEndpoints, Endpoint(i, j, perService))
@@ -38,8 +38,9 @@ func Table(n, perService int) *nodetable.ServiceTable {
 	return t
 }
 
-// nodePorts is the size of the default NodePort range, 30000-32767.
-const nodePorts = 2768
+// nodePortServices bounds the Services that get a NodePort: i and i+13840
+// (both multiples of 10 and of 2768 apart five times) would share one.
+const nodePortServices = 5 * 2768
 
 // Endpoint returns endpoint j of Service i.
 func Endpoint(i, j, perService int) nodetable.Endpoint {

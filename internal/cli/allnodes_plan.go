@@ -105,6 +105,31 @@ func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []s
 			return nil, err
 		}
 	}
+	texts, plans, err := o.planEachNode(newSnap, oldSnap, nodes, excluded)
+	if err != nil {
+		return nil, err
+	}
+	var g review.Grouper[*nodePlan]
+	for i, node := range nodes {
+		g.Add(node, texts[i], plans[i])
+	}
+	groups := g.Groups()
+	if o.output == "markdown" {
+		for _, gr := range groups {
+			want, live, _, err := newNodePlanner(o, excluded).plan(gr.Nodes[0], newSnap, oldSnap)
+			if err != nil {
+				return nil, err
+			}
+			gr.Plan.services = o.serviceChanges(want, live)
+		}
+	}
+	return groups, nil
+}
+
+// planEachNode plans every node on every CPU, each worker a contiguous run
+// of nodes (for its planner's reuse between them), and returns each node's
+// plan and its text.
+func (o *PlanOptions) planEachNode(newSnap, oldSnap *cluster.Snapshot, nodes []string, excluded []netip.Prefix) ([]string, []*nodePlan, error) {
 	texts, plans := make([]string, len(nodes)), make([]*nodePlan, len(nodes))
 	workers := min(runtime.GOMAXPROCS(0), len(nodes))
 	errs, panics := make([]error, workers), make([]any, workers)
@@ -120,7 +145,6 @@ func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []s
 				}
 			}()
 			p := newNodePlanner(o, excluded)
-			// Contiguous nodes, for the planner's reuse between them.
 			for i := w * len(nodes) / workers; i < (w+1)*len(nodes)/workers && errs[w] == nil; i++ {
 				_, live, plan, err := p.plan(nodes[i], newSnap, oldSnap)
 				if err == nil {
@@ -138,22 +162,8 @@ func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []s
 	}
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var g review.Grouper[*nodePlan]
-	for i, node := range nodes {
-		g.Add(node, texts[i], plans[i])
-	}
-	groups := g.Groups()
-	if o.output == "markdown" {
-		for _, gr := range groups {
-			want, live, _, err := newNodePlanner(o, excluded).plan(gr.Nodes[0], newSnap, oldSnap)
-			if err != nil {
-				return nil, err
-			}
-			gr.Plan.services = o.serviceChanges(want, live)
-		}
-	}
-	return groups, nil
+	return texts, plans, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 )
 
 // TestMetricsLikeKubeProxy runs the real kube-proxy v1.37.2 and `kubectl
@@ -29,15 +26,7 @@ func TestMetricsLikeKubeProxy(t *testing.T) {
 		t.Skip("starts kube-apiserver, etcd and kube-proxy (-short)")
 	}
 	e := newEnv(t)
-	input, err := os.ReadFile(filepath.Join(e.root, "testdata", "conformance", "service-health-checks.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Scenario{Name: "service-health-checks", Input: input, Config: CaseConfig{NodeName: "node1", Config: render.DefaultConfig()}}
-	snap, err := s.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, snap := e.healthCheckScenario(t)
 	for _, m := range Modes {
 		t.Run(string(m), func(t *testing.T) { e.compareMetrics(t, s, snap, m) })
 	}
@@ -46,19 +35,8 @@ func TestMetricsLikeKubeProxy(t *testing.T) {
 // compareMetrics is TestMetricsLikeKubeProxy in one mode.
 func (e *env) compareMetrics(t *testing.T, s *Scenario, snap *cluster.Snapshot, m Mode) {
 	ctx := context.Background()
-	if err := e.objects.Clear(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.objects.Load(ctx, snap); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.objects.WaitLoaded(ctx, Expect(snap)); err != nil {
-		t.Fatal(err)
-	}
-	p := Pair{e.startWatched(t, s, snap, m, "kube-proxy"), e.startWatched(t, s, snap, m, "kubectl-svcproxy")}
-	if err := p.WaitFirstSync(ctx, 2*time.Minute); err != nil {
-		t.Fatalf("%v\nkube-proxy:\n%s\ntool:\n%s", err, p[0].Tail(20), p[1].Tail(20))
-	}
+	e.reload(t, snap)
+	p := e.startSyncedPair(t, s, snap, m)
 	if err := p.WaitQuiet(ctx, 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/cluster/fromapi"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/render"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
@@ -30,25 +29,9 @@ func TestToolSeesLiveKubeProxy(t *testing.T) {
 		t.Skip("starts kube-apiserver, etcd and kube-proxy (-short)")
 	}
 	e := newEnv(t)
-	input, err := os.ReadFile(filepath.Join(e.root, "testdata", "conformance", "service-health-checks.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Scenario{Name: "service-health-checks", Input: input, Config: CaseConfig{NodeName: "node1", Config: render.DefaultConfig()}}
-	snap, err := s.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, snap := e.healthCheckScenario(t)
 	ctx := context.Background()
-	if err := e.objects.Clear(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.objects.Load(ctx, snap); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.objects.WaitLoaded(ctx, Expect(snap)); err != nil {
-		t.Fatal(err)
-	}
+	e.reload(t, snap)
 	apiSnap, err := fromapi.Snapshot(ctx, e.cluster.Admin, s.Config.NodeName)
 	if err != nil {
 		t.Fatal(err)

@@ -63,22 +63,7 @@ kind: Node
 metadata: {name: node1}
 status: {addresses: [{type: InternalIP, address: 192.168.10.5}]}
 ---
-apiVersion: networking.k8s.io/v1
-kind: ServiceCIDR
-metadata: {name: low}
-spec: {cidrs: [0.0.0.0/1]}
----
-apiVersion: networking.k8s.io/v1
-kind: ServiceCIDR
-metadata: {name: high}
-spec: {cidrs: [128.0.0.0/1]}
----
-apiVersion: networking.k8s.io/v1
-kind: ServiceCIDR
-metadata: {name: kubernetes}
-spec: {cidrs: [10.96.0.0/16]}
----
-apiVersion: v1
+` + ipv4HalvesServiceCIDRs + defaultServiceCIDR + `apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: ns}
 spec:

@@ -11,14 +11,11 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
 )
 
-// wholeSpaceSnapshot is the lab's node with ServiceCIDRs that together
-// cover all of IPv4, a Service and its endpoint.
-var wholeSpaceSnapshot = `apiVersion: v1
-kind: Node
-metadata: {name: node1}
-status: {addresses: [{type: InternalIP, address: ` + netlab.NodeIP.String() + `}]}
----
-apiVersion: networking.k8s.io/v1
+// ipv4HalvesServiceCIDRs are two ServiceCIDRs that together cover all of
+// IPv4, as the probe of issue 33 gave them; defaultServiceCIDR is the API
+// server's default one. Each ends with a document separator.
+const (
+	ipv4HalvesServiceCIDRs = `apiVersion: networking.k8s.io/v1
 kind: ServiceCIDR
 metadata: {name: low}
 spec: {cidrs: [0.0.0.0/1]}
@@ -28,17 +25,28 @@ kind: ServiceCIDR
 metadata: {name: high}
 spec: {cidrs: [128.0.0.0/1]}
 ---
-apiVersion: networking.k8s.io/v1
-kind: ServiceCIDR
-metadata: {name: all}
-spec: {cidrs: [0.0.0.0/0]}
----
-apiVersion: networking.k8s.io/v1
+`
+	defaultServiceCIDR = `apiVersion: networking.k8s.io/v1
 kind: ServiceCIDR
 metadata: {name: kubernetes}
 spec: {cidrs: [10.96.0.0/16]}
 ---
-apiVersion: v1
+`
+)
+
+// wholeSpaceSnapshot is the lab's node with ServiceCIDRs that together
+// cover all of IPv4, a Service and its endpoint.
+var wholeSpaceSnapshot = `apiVersion: v1
+kind: Node
+metadata: {name: node1}
+status: {addresses: [{type: InternalIP, address: ` + netlab.NodeIP.String() + `}]}
+---
+` + ipv4HalvesServiceCIDRs + `apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: all}
+spec: {cidrs: [0.0.0.0/0]}
+---
+` + defaultServiceCIDR + `apiVersion: v1
 kind: Service
 metadata: {name: kubernetes, namespace: default}
 spec: {clusterIP: 10.96.0.1, ports: [{name: https, port: 443, protocol: TCP}]}

@@ -21,15 +21,22 @@
 # `build.sh containerd` builds containerd v2, its runc shim and ctr from
 # their own module hack/tools/containerd (so that containerd's dependencies
 # do not move Kubernetes') into _cache/testcluster/containerd-<version>/.
+# `build.sh e2e` builds Kubernetes' own end-to-end suite for
+# hack/e2e-upstream.sh: e2e.test (`go test -c` of k8s.io/kubernetes/test/e2e,
+# about 8 minutes on 2 cores), the ginkgo runner, and agnhost and
+# regression-issue-74839 for the test images, from hack/tools/e2e (the
+# suite's test-only dependencies stay apart) into the same directory as
+# the cluster's binaries.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="$root/hack/tools"
 set_=${1:-testcluster}
 case $set_ in
   testcluster|node) ;;
+  e2e) tools="$root/hack/tools/e2e" ;;
   kube-proxy-v1.25) tools="$root/hack/tools/kubeproxy125" ;;
   containerd) tools="$root/hack/tools/containerd" ;;
-  *) echo "usage: $0 [node|kube-proxy-v1.25|containerd]" >&2; exit 2 ;;
+  *) echo "usage: $0 [node|e2e|kube-proxy-v1.25|containerd]" >&2; exit 2 ;;
 esac
 
 ldflags='-s -w'
@@ -66,9 +73,11 @@ build() {
     echo "testcluster: $name $version: copied from $shared" >&2
     return
   fi
-  local start=$SECONDS
+  local start=$SECONDS verb=build
+  # A suite is a test binary: `go test -c` builds its _test.go files too.
+  [ "$name" = e2e.test ] && verb="test -c"
   (cd "$tools" && GOFLAGS=-trimpath CGO_ENABLED=0 \
-    go build -tags "no_btrfs no_devmapper no_zfs" -ldflags="$ldflags" -o "$out/$name.tmp.$$" "$pkg")
+    go $verb -tags "no_btrfs no_devmapper no_zfs" -ldflags="$ldflags" -o "$out/$name.tmp.$$" "$pkg")
   mv -f "$out/$name.tmp.$$" "$out/$name"
   echo "testcluster: built $name ($pkg) in $((SECONDS - start))s" >&2
   share "$name"
@@ -92,6 +101,15 @@ fi
 if [ "$set_" = testcluster ]; then
   build etcd go.etcd.io/etcd/server/v3
   build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+fi
+if [ "$set_" = e2e ]; then
+  build e2e.test k8s.io/kubernetes/test/e2e
+  build ginkgo github.com/onsi/ginkgo/v2/ginkgo
+  build agnhost k8s.io/kubernetes/test/images/agnhost
+  build regression-issue-74839 k8s.io/kubernetes/test/images/regression-issue-74839
+  echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
+  echo "$out"
+  exit 0
 fi
 if [ "$set_" = node ]; then
   build kubelet k8s.io/kubernetes/cmd/kubelet

@@ -90,6 +90,15 @@ func NodeBinaries(t testing.TB) string {
 	return binaries(t, "node")
 }
 
+// E2EBinaries returns the directory holding Kubernetes' own end-to-end
+// suite of kube-apiserver's version: e2e.test, the ginkgo runner, agnhost
+// and regression-issue-74839 (`build.sh e2e`, from hack/tools/e2e),
+// building them first when they are missing (about 8 minutes).
+func E2EBinaries(t testing.TB) string {
+	t.Helper()
+	return binaries(t, "e2e")
+}
+
 // ContainerdBinaries returns the directory holding containerd,
 // containerd-shim-runc-v2 and ctr (`build.sh containerd`, from
 // hack/tools/containerd), building them first when they are missing.

@@ -34,7 +34,7 @@ func TestKubelet(t *testing.T) {
 	testenv.RequireTools(t, "iptables", "nft")
 	dir := t.TempDir()
 	im := buildImages(t, dir)
-	product := productArchive(t, dir)
+	product := deploykit.ProductImage(t, dir)
 	tool := toolbin.Path(t)
 	l := kubeletlab.Start(t, pauseImage, im.archives...)
 	names := l.Import(t, product)

@@ -29,7 +29,7 @@ func TestKubeProxySwitch(t *testing.T) {
 	testenv.RequireTools(t, "iptables", "nft")
 	dir := t.TempDir()
 	im := buildImages(t, dir)
-	product := productArchive(t, dir)
+	product := deploykit.ProductImage(t, dir)
 	kubeProxy := deploykit.KubeProxyImage(t, dir)
 	tool := toolbin.Path(t)
 	l := kubeletlab.Start(t, pauseImage, im.archives...)

@@ -54,16 +54,50 @@ mkdir -p "$build/bin"
 CGO_ENABLED=0 go build -trimpath -o "$build/bin/mkimage" ./test/ociimage/mkimage
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$build/bin/pause" ./test/ociimage/pause
 
-# rootfs NAME PACKAGES...: fetches PACKAGES with their dependencies and
-# assembles $build/NAME.
-rootfs() {
+# What every image is made of besides its packages: these scripts, the
+# Go binaries, the creation time. An archive whose inputs (this and its
+# package list) are those of its last build is not written again: the
+# compression of agnhost's 200 MiB takes most of a minute.
+inputs=$(cat hack/e2e-images.sh hack/image/*.sh hack/image/iptables-wrapper \
+  "$bin/agnhost" "$bin/regression-issue-74839" "$build/bin/"* \
+  "$kube/test/images/agnhost/porter/localhost."* | sha256sum | cut -d' ' -f1)-$epoch
+
+# unchanged NAME [LIST]: whether $out/NAME.oci.tar was built from the
+# same inputs (the build functions return if so); if so, prints its path.
+# Otherwise records the inputs for write.
+unchanged() {
+  local name=$1 key
+  key=$(cat <(echo "$inputs") ${2:+"$2"} | sha256sum | cut -d' ' -f1)
+  if [ -f "$out/$name.oci.tar" ] && [ "$(cat "$out/.$name.inputs" 2>/dev/null)" = "$key" ]; then
+    echo "e2e-images.sh: $name: unchanged" >&2
+    echo "$out/$name.oci.tar"
+    return 0
+  fi
+  echo "$key" >"$build/$name.inputs"
+  return 1
+}
+
+# fetch NAME PACKAGES...: PACKAGES with their dependencies, listed in
+# $build/NAME.debs.
+fetch() {
   local name=$1
   shift
   extra_files=()
   echo "e2e-images.sh: $name: fetching packages (at ${SECONDS}s)" >&2
   apt_fetch "$arch" "$build/$name.debs" "$@"
-  echo "e2e-images.sh: $name: assembling the root filesystem (at ${SECONDS}s)" >&2
-  e2e_rootfs "$build/$name" "$build/$name.debs"
+}
+
+# assemble NAME: $build/NAME from the packages that fetch listed.
+assemble() {
+  echo "e2e-images.sh: $1: assembling the root filesystem (at ${SECONDS}s)" >&2
+  e2e_rootfs "$build/$1" "$build/$1.debs"
+}
+
+# bare NAME: $build/NAME with the base files only, for a static binary.
+bare() {
+  rm -rf "${build:?}/$1"
+  mkdir -p "$build/$1/var/lib/dpkg"
+  base_files "$build/$1"
 }
 
 # write NAME REF MKIMAGE-ARGS...: the archive of $build/NAME, tagged REF,
@@ -71,12 +105,15 @@ rootfs() {
 write() {
   local name=$1 ref=$2
   shift 2
+  echo "e2e-images.sh: $name: writing the archive (at ${SECONDS}s)" >&2
+  rm -f "$out/.$name.inputs"
   "$build/bin/mkimage" -out "$out/$name.oci.tar" -ref "$ref" -created "$epoch" \
     -env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     -label "org.opencontainers.image.title=$name" \
     -label "org.opencontainers.image.ref.name=$ref" \
     -label "org.opencontainers.image.description=substitute for $ref assembled from Debian bookworm packages by kubectl-svcproxy's hack/e2e-images.sh (docs/conformance/IMAGES.md)" \
     -rootfs "linux/$arch=$build/$name" "$@" >&2
+  mv "$build/$name.inputs" "$out/.$name.inputs"
   echo "$out/$name.oci.tar"
 }
 

@@ -1,5 +1,6 @@
 # Sourced by hack/e2e-images.sh: one function per image, each assembling
-# $build/NAME with its rootfs helper and writing the archive with write.
+# $build/NAME with fetch and assemble (or bare), then writing the archive
+# with write.
 # Each says what upstream's Dockerfile (k8s.io/kubernetes
 # test/images/NAME) or base image holds, and how this one stands in.
 # require_commands names what the e2e tests exec in the image
@@ -16,8 +17,10 @@
 # the module and no Service test uses them.
 build_agnhost() {
   local r=$build/agnhost
-  rootfs agnhost dash bash coreutils grep sed mawk findutils procps hostname debianutils \
+  fetch agnhost dash bash coreutils grep sed mawk findutils procps hostname debianutils \
     curl netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox-static netbase
+  unchanged agnhost "$build/agnhost.debs" && return 0
+  assemble agnhost
   ln -sfn dash "$r/bin/sh"
   alternative "$r" /bin/nc /bin/nc.openbsd
   alternative "$r" /usr/bin/awk /usr/bin/mawk
@@ -44,7 +47,9 @@ build_agnhost() {
 # the same way.
 build_busybox() {
   local r=$build/busybox
-  rootfs busybox busybox-static
+  fetch busybox busybox-static
+  unchanged busybox "$build/busybox.debs" && return 0
+  assemble busybox
   busybox_links "$r" /bin all
   require_commands "$r" busybox sh nc sleep echo wget
   write busybox registry.k8s.io/e2e-test-images/busybox:1.37.0-2 \
@@ -57,7 +62,9 @@ build_busybox() {
 # running as www-data.
 build_nginx() {
   local r=$build/nginx
-  rootfs nginx nginx dash
+  fetch nginx nginx dash
+  unchanged nginx "$build/nginx.debs" && return 0
+  assemble nginx
   ln -sfn dash "$r/bin/sh"
   add_user "$r" www-data 33 33 /var/www
   add_group "$r" www-data 33
@@ -78,7 +85,9 @@ build_nginx() {
 # `sh -c` loops of seq, dig, getent, test, echo and sleep in it.
 build_glibc_dns_testing() {
   local r=$build/glibc-dns-testing
-  rootfs glibc-dns-testing dash bash coreutils grep sed libc-bin bind9-dnsutils hostname netbase
+  fetch glibc-dns-testing dash bash coreutils grep sed libc-bin bind9-dnsutils hostname netbase
+  unchanged glibc-dns-testing "$build/glibc-dns-testing.debs" && return 0
+  assemble glibc-dns-testing
   ln -sfn dash "$r/bin/sh"
   require_commands "$r" glibc-dns-testing sh bash seq dig nslookup getent test echo sleep cat hostname
   write glibc-dns-testing registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1 \
@@ -92,7 +101,9 @@ build_glibc_dns_testing() {
 # debianutils (which).
 build_distroless_iptables() {
   local r=$build/distroless-iptables
-  rootfs distroless-iptables iptables ipset conntrack nftables kmod netbase dash grep coreutils debianutils
+  fetch distroless-iptables iptables ipset conntrack nftables kmod netbase dash grep coreutils debianutils
+  unchanged distroless-iptables "$build/distroless-iptables.debs" && return 0
+  assemble distroless-iptables
   ln -sfn dash "$r/bin/sh"
   alternatives "$r"
   alternative "$r" /usr/bin/which /usr/bin/which.debianutils
@@ -110,9 +121,8 @@ build_distroless_iptables() {
 # debian-base layer it never uses).
 build_regression() {
   local r=$build/regression-issue-74839
-  rm -rf "$r"
-  mkdir -p "$r/var/lib/dpkg"
-  base_files "$r"
+  unchanged regression-issue-74839 && return 0
+  bare regression-issue-74839
   install -m 0755 "$bin/regression-issue-74839" "$r/regression-issue-74839"
   write regression-issue-74839 registry.k8s.io/e2e-test-images/regression-issue-74839:1.5 \
     -entrypoint /regression-issue-74839 -label org.opencontainers.image.version=1.5
@@ -122,9 +132,8 @@ build_regression() {
 # pause, sleeps, exits 0 on SIGINT or SIGTERM and reaps zombies.
 build_pause() {
   local r=$build/pause
-  rm -rf "$r"
-  mkdir -p "$r/var/lib/dpkg"
-  base_files "$r"
+  unchanged pause && return 0
+  bare pause
   install -m 0755 "$build/bin/pause" "$r/pause"
   write pause registry.k8s.io/pause:3.10.2 -entrypoint /pause -label org.opencontainers.image.version=3.10.2
 }

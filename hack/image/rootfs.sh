@@ -1,21 +1,34 @@
-# Sourced by hack/image.sh: assembles one architecture's root filesystem
-# from the .debs that apt_fetch listed, the way dpkg would install them,
-# minus what a container that only runs kubectl-svcproxy and iptables
-# never reads.
+# Sourced by hack/image.sh and hack/kube-proxy-image.sh: assembles one
+# architecture's root filesystem from the .debs that apt_fetch listed, the
+# way dpkg would install them, minus what a container that only runs
+# kubectl-svcproxy and iptables never reads. hack/image/e2e-rootfs.sh
+# reuses extract_debs, prune and base_files for the e2e test images.
 
 # assemble_rootfs ARCH ROOTFS LIST BINARY [NAME]: BINARY goes to
 # /usr/local/bin/NAME (default kubectl-svcproxy).
 assemble_rootfs() {
-  local arch=$1 root=$2 list=$3 binary=$4 bin_name=${5:-kubectl-svcproxy} name version deb extra spec
+  local arch=$1 root=$2 list=$3 binary=$4 bin_name=${5:-kubectl-svcproxy}
   rm -rf "$root"
   mkdir -p "$root"
+  extract_debs "$root" "$list"
+  alternatives "$root"
+  prune "$root"
+  base_files "$root"
+  install -D -m 0755 "$binary" "$root/usr/local/bin/$bin_name"
+}
+
+# extract_debs ROOTFS LIST unpacks each .deb of LIST (apt_fetch's "name
+# version path [extra]" lines) into ROOTFS as dpkg would, without running
+# its maintainer scripts; of an "extra" package only the files that
+# $extra_files names.
+extract_debs() {
+  local root=$1 list=$2 name version deb extra spec
   local status=$root/var/lib/dpkg/status.d
   mkdir -p "$status"
   while read -r name version deb extra; do
     if [ -z "$extra" ]; then
       dpkg-deb -x "$deb" "$root"
     else
-      # Only the files $extra_files names from this package.
       for spec in "${extra_files[@]}"; do
         [ "${spec%%:*}" = "$name" ] || continue
         dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root" --no-same-owner "./${spec#*:}"
@@ -25,10 +38,6 @@ assemble_rootfs() {
     # scanners can match the packages against Debian's advisories.
     dpkg-deb -f "$deb" Package Version Architecture Source Maintainer Description >"$status/$name"
   done <"$list"
-  alternatives "$root"
-  prune "$root"
-  base_files "$root"
-  install -D -m 0755 "$binary" "$root/usr/local/bin/$bin_name"
 }
 
 # alternatives sets the links that the iptables package's postinst makes

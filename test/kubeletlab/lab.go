@@ -12,7 +12,9 @@
 // outside" (10.77.0.1), is the node's only neighbour: external clients and
 // NodePort traffic come from there. Pods get their own network namespaces
 // on a bridge (cni0, 10.244.0.0/24). The node's cgroups are the host's
-// cgroup v1 hierarchy (kubelet runs with failCgroupV1: false).
+// cgroup v1 hierarchy (kubelet runs with failCgroupV1: false). There is
+// no cluster DNS unless the test deploys one (test/clusterdns) and starts
+// the lab with Options.ClusterDNS.
 package kubeletlab
 
 import (

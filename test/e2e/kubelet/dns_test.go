@@ -59,6 +59,7 @@ func TestClusterDNS(t *testing.T) {
 	if err == nil || !strings.Contains(out, "no such host") {
 		t.Errorf("pod client: a Service that does not exist: want no such host, got %v:\n%s", err, out)
 	}
+	checkNoUpstream(t, l)
 	t.Logf("TestClusterDNS took %v", time.Since(begin).Round(time.Second))
 }
 
@@ -104,4 +105,27 @@ func lookup(t *testing.T, l *kubeletlab.Lab, name string) string {
 func clusterIP(t *testing.T, l *kubeletlab.Lab, service string) string {
 	t.Helper()
 	return strings.TrimSpace(kubectl(t, l, "", "get", "service", service, "-o", "jsonpath={.spec.clusterIP}"))
+}
+
+// checkNoUpstream checks the lab's choice for names outside the cluster
+// (kubeletlab's nodeResolvConf): CoreDNS forwards them to an address
+// where nothing listens, so CoreDNS answers them SERVFAIL ("server
+// misbehaving" to Go; a pod's lookup that got no answer would say "i/o
+// timeout"), within the forward plugin's 5 seconds, and CoreDNS has not
+// restarted (its loop plugin would have exited it on a forwarding loop).
+func checkNoUpstream(t *testing.T, l *kubeletlab.Lab) {
+	t.Helper()
+	start := time.Now()
+	out, err := l.Kubectl("exec", "client", "--", agentPath, "resolve", "example.com")
+	took := time.Since(start)
+	if err == nil || !strings.Contains(out, "server misbehaving") {
+		t.Errorf("pod client: example.com: want SERVFAIL, got %v after %v:\n%s", err, took.Round(time.Millisecond), out)
+	}
+	restarts := kubectl(t, l, "", "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-dns",
+		"-o", "jsonpath={.items[*].status.containerStatuses[*].restartCount}")
+	if strings.TrimSpace(restarts) != "0" {
+		logs, _ := l.Kubectl("-n", "kube-system", "logs", "deployment/coredns", "--previous", "--tail=20")
+		t.Errorf("CoreDNS restarted (%s); its previous log:\n%s", restarts, logs)
+	}
+	t.Logf("pod client: example.com failed in %v: %s", took.Round(time.Millisecond), strings.TrimSpace(out))
 }

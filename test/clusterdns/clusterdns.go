@@ -58,7 +58,9 @@ func Image(t testing.TB, dir string) string {
 
 // Deploy applies kubeadm's CoreDNS objects to the lab and waits until the
 // Deployment is available: CoreDNS has read the cluster's Services and
-// answers (its readiness probe, /ready). The image must have been
+// answers (its readiness probe, /ready). A CoreDNS that has restarted on
+// the way fails the test: a crash loop (such as the loop plugin's exit on
+// a forwarding loop) can be Ready for a moment. The image must have been
 // imported.
 func Deploy(t testing.TB, l *kubeletlab.Lab) {
 	t.Helper()
@@ -70,6 +72,12 @@ func Deploy(t testing.TB, l *kubeletlab.Lab) {
 		pods, _ := l.Kubectl("-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-dns", "-o", "wide")
 		logs, _ := l.Kubectl("-n", "kube-system", "logs", "deployment/coredns", "--tail=30")
 		t.Fatalf("clusterdns: CoreDNS not available: %v\npods:\n%s\nCoreDNS:\n%s\nkubelet:\n%s", err, pods, logs, l.Log("kubelet", 20))
+	}
+	restarts, err := l.Kubectl("-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-dns",
+		"-o", "jsonpath={.items[*].status.containerStatuses[*].restartCount}")
+	if err != nil || strings.TrimSpace(restarts) != "0" {
+		logs, _ := l.Kubectl("-n", "kube-system", "logs", "deployment/coredns", "--previous", "--tail=30")
+		t.Fatalf("clusterdns: CoreDNS restarted (%s, %v); its previous log:\n%s", restarts, err, logs)
 	}
 	t.Logf("clusterdns: CoreDNS %s available in %v", Version, time.Since(start).Round(time.Millisecond))
 }

@@ -106,3 +106,12 @@ func ContainerdBinaries(t testing.TB) string {
 	t.Helper()
 	return binaries(t, "containerd")
 }
+
+// CoreDNSBinary returns the path of CoreDNS, the cluster DNS of the kubelet
+// lab (test/clusterdns), at the version kubeadm v1.37 deploys
+// (`build.sh coredns`, from hack/tools/coredns), building it first when it
+// is missing.
+func CoreDNSBinary(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(binaries(t, "coredns"), "coredns")
+}

@@ -9,7 +9,8 @@
 // userspace overlay (the `proxy` command), for reach and scaling. IPVS is not
 // run: this kernel has no IPVS (test/e2e/ipvs runs it in a VM).
 // TestKubeProxySwitch (switch_test.go) switches a node from the real
-// kube-proxy to the tool and back under traffic.
+// kube-proxy to the tool and back under traffic. TestClusterDNS
+// (dns_test.go) gives the cluster DNS as kubeadm does, behind the tool.
 package kubelet
 
 import (

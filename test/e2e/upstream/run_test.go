@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/clusterdns"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/labproxy"
@@ -58,8 +59,12 @@ func TestUpstreamE2E(t *testing.T) {
 	bins := testcluster.E2EBinaries(t)
 	listed := listTests(t, bins, focus)
 	dir := t.TempDir()
-	l := kubeletlab.Start(t, PauseRef, e2eImages(t, dir)...)
+	images := append(e2eImages(t, dir), clusterdns.Image(t, dir))
+	l := kubeletlab.StartWith(t, kubeletlab.Options{SandboxImage: PauseRef, Images: images, ClusterDNS: clusterdns.ServiceIP})
+	// The proxy first: CoreDNS reaches the API server through the
+	// kubernetes Service's ClusterIP.
 	deployProxy(t, l, col, dir)
+	clusterdns.Deploy(t, l)
 	out := outDir(t)
 	start := time.Now()
 	reported := runGinkgo(t, l, bins, focus, out)

@@ -10,15 +10,18 @@
 # agnhost: upstream is Alpine with bind-tools, curl, netcat-openbsd,
 # iproute2, iperf, bash, util-linux-misc and socat, and busybox for every
 # other command (wget, nslookup's fallback, hostname...). Here the same
-# tools from Debian, dash as /bin/sh, and busybox-static's applets for
-# whatever those packages leave out (wget among them). Upstream's fake
+# tools from Debian, dash as /bin/sh, GNU wget, and Debian's busybox
+# (linked to the image's libc) for whatever those packages leave out.
+# Not busybox-static: a static glibc program loads the image's shared NSS
+# modules to look an address up and dies of a segmentation fault (every
+# "wget http://CLUSTER-IP" of the Service tests did). Upstream's fake
 # registry (/var/registry, for the image-pull tests) and coredns 1.6.2
 # (for DNS tests that run their own server) are left out: neither is in
 # the module and no Service test uses them.
 build_agnhost() {
   local r=$build/agnhost
   fetch agnhost dash bash coreutils grep sed mawk findutils procps hostname debianutils \
-    curl netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox-static netbase
+    curl wget netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox netbase
   unchanged agnhost "$build/agnhost.debs" && return 0
   assemble agnhost
   ln -sfn dash "$r/bin/sh"

@@ -28,12 +28,12 @@ func GoBuild(t testing.TB, dir, pkg string) string {
 	return out
 }
 
-// NodeGet GETs url from inside the node's network namespace and returns
+// NodeGet GETs url from inside the first node's network namespace and returns
 // the body.
 func (l *Lab) NodeGet(ctx context.Context, url string) (string, error) {
 	client := &http.Client{
 		Timeout:   2 * time.Second,
-		Transport: &http.Transport{DialContext: l.ns.Dial, DisableKeepAlives: true},
+		Transport: &http.Transport{DialContext: l.nodes[0].ns.Dial, DisableKeepAlives: true},
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

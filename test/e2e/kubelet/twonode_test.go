@@ -154,9 +154,10 @@ func expectAnswers(t *testing.T, what string, cmd *exec.Cmd, want string) {
 }
 
 // clusterIPAcross runs the real kube-proxy (iptables mode) as a DaemonSet,
-// which must run a pod on each node, and checks that a Service backed
-// only by the second node's pod answers from the first node's pod and
-// namespace.
+// which must run a pod on each node, and checks that a NodePort Service
+// backed only by the second node's pod answers at its ClusterIP from the
+// first node's pod and namespace, and at its NodePort on either node from
+// outside (each node's kube-proxy at work).
 func clusterIPAcross(t *testing.T, l *kubeletlab.Lab, agent string) {
 	manifests := deploykit.KubeProxyManifests(deploykit.KubeProxy{
 		Mode: "iptables", Image: deploykit.KubeProxyRef,
@@ -170,8 +171,9 @@ func clusterIPAcross(t *testing.T, l *kubeletlab.Lab, agent string) {
 	if got := strings.Fields(out); !slices.Equal(sorted(got), l.Nodes()) {
 		t.Fatalf("kube-proxy's pods run on %v, want one on each of %v", got, l.Nodes())
 	}
-	kubectl(t, l, "", "expose", "pod", "web-2", "--name=web-2", "--port=80", "--target-port=8080")
+	kubectl(t, l, "", "expose", "pod", "web-2", "--name=web-2", "--port=80", "--target-port=8080", "--type=NodePort")
 	ip := strings.TrimSpace(kubectl(t, l, "", "get", "service", "web-2", "-o", "jsonpath={.spec.clusterIP}"))
+	nodePort := strings.TrimSpace(kubectl(t, l, "", "get", "service", "web-2", "-o", "jsonpath={.spec.ports[0].nodePort}"))
 	svc := "http://" + ip + "/"
 	// kube-proxy writes the Service's rules once it has seen its
 	// EndpointSlice: wait for the first answer, then demand every one.
@@ -188,6 +190,10 @@ func clusterIPAcross(t *testing.T, l *kubeletlab.Lab, agent string) {
 	}
 	expectAnswers(t, "web-1 -> ClusterIP of web-2", exec1(l, "web-1", svc), "web-2")
 	expectAnswers(t, l.Nodes()[0]+" -> ClusterIP of web-2", l.Command(agent, "get", svc, "5"), "web-2")
+	for i, node := range l.Nodes() {
+		url := "http://" + l.NodeIP(i) + ":" + nodePort + "/"
+		expectAnswers(t, "outside -> NodePort of "+node, l.OutsideCommand(agent, "get", url, "5"), "web-2")
+	}
 }
 
 func sorted(s []string) []string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/labproxy"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
 
@@ -154,19 +155,12 @@ func expectAnswers(t *testing.T, what string, cmd *exec.Cmd, want string) {
 }
 
 // clusterIPAcross runs the real kube-proxy (iptables mode) as a DaemonSet,
-// which must run a pod on each node, and checks that a NodePort Service
+// which must run a pod on each node and has synced on each, and checks that a NodePort Service
 // backed only by the second node's pod answers at its ClusterIP from the
 // first node's pod and namespace, and at its NodePort on either node from
 // outside (each node's kube-proxy at work).
 func clusterIPAcross(t *testing.T, l *kubeletlab.Lab, agent string) {
-	manifests := deploykit.KubeProxyManifests(deploykit.KubeProxy{
-		Mode: "iptables", Image: deploykit.KubeProxyRef,
-		APIServer: "https://" + kubeletlab.NodeIP + ":6443", ClusterCIDR: kubeletlab.PodCIDR,
-	})
-	kubectl(t, l, manifests, "apply", "-f", "-")
-	if _, err := l.Kubectl("-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=180s"); err != nil {
-		t.Fatalf("%v\npods:\n%s", err, describe(l))
-	}
+	labproxy.KubeProxy(t, l, "iptables")
 	out := kubectl(t, l, "", "-n", "kube-system", "get", "pods", "-l", "k8s-app=kube-proxy", "-o", "jsonpath={.items[*].spec.nodeName}")
 	if got := strings.Fields(out); !slices.Equal(sorted(got), l.Nodes()) {
 		t.Fatalf("kube-proxy's pods run on %v, want one on each of %v", got, l.Nodes())
@@ -175,25 +169,31 @@ func clusterIPAcross(t *testing.T, l *kubeletlab.Lab, agent string) {
 	ip := strings.TrimSpace(kubectl(t, l, "", "get", "service", "web-2", "-o", "jsonpath={.spec.clusterIP}"))
 	nodePort := strings.TrimSpace(kubectl(t, l, "", "get", "service", "web-2", "-o", "jsonpath={.spec.ports[0].nodePort}"))
 	svc := "http://" + ip + "/"
-	// kube-proxy writes the Service's rules once it has seen its
-	// EndpointSlice: wait for the first answer, then demand every one.
+	eventually(t, "web-1 -> ClusterIP of web-2", func() *exec.Cmd { return exec1(l, "web-1", svc) }, "web-2")
+	eventually(t, l.Nodes()[0]+" -> ClusterIP of web-2", func() *exec.Cmd { return l.Command(agent, "get", svc, "5") }, "web-2")
+	for i, node := range l.Nodes() {
+		url := "http://" + l.NodeIP(i) + ":" + nodePort + "/"
+		eventually(t, "outside -> NodePort of "+node, func() *exec.Cmd { return l.OutsideCommand(agent, "get", url, "5") }, "web-2")
+	}
+}
+
+// eventually waits up to 30s for a first answer from want (each node's
+// kube-proxy writes a Service's rules once it has seen its
+// EndpointSlice), then demands that every answer come from want.
+func eventually(t *testing.T, what string, cmd func() *exec.Cmd, want string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b, _ := exec1(l, "web-1", svc).CombinedOutput()
-		if strings.Contains(string(b), "web-2") {
+		out, _ := cmd().CombinedOutput()
+		if strings.Contains(string(out), want) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("web-1 -> ClusterIP %s: no answer in 30s: %s", ip, b)
+			t.Fatalf("%s: no answer from %s in 30s: %s", what, want, out)
 		}
 		time.Sleep(time.Second)
 	}
-	expectAnswers(t, "web-1 -> ClusterIP of web-2", exec1(l, "web-1", svc), "web-2")
-	expectAnswers(t, l.Nodes()[0]+" -> ClusterIP of web-2", l.Command(agent, "get", svc, "5"), "web-2")
-	for i, node := range l.Nodes() {
-		url := "http://" + l.NodeIP(i) + ":" + nodePort + "/"
-		expectAnswers(t, "outside -> NodePort of "+node, l.OutsideCommand(agent, "get", url, "5"), "web-2")
-	}
+	expectAnswers(t, what, cmd(), want)
 }
 
 func sorted(s []string) []string {

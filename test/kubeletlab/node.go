@@ -94,13 +94,18 @@ func (l *Lab) killContainers(t testing.TB, n *node) {
 		}
 	}
 	for _, id := range strings.Fields(out) {
-		// Most are gone once killed: "not found" is success here.
-		if _, err := l.ctr(n, "tasks", "delete", "--force", id); err != nil && !strings.Contains(err.Error(), "not found") {
+		// Most are gone once killed: "not found" is success here, and so
+		// is a shim that exited with its pod's last task ("ttrpc: closed").
+		if _, err := l.ctr(n, "tasks", "delete", "--force", id); err != nil && !gone(err) {
 			t.Logf("kubeletlab: cleanup: %v", err)
 		}
 	}
 	containers, _ := l.ctr(n, "containers", "list", "--quiet")
 	removeCgroups(strings.Fields(containers))
+}
+
+func gone(err error) bool {
+	return strings.Contains(err.Error(), "not found") || strings.Contains(err.Error(), "ttrpc: closed")
 }
 
 // removeCgroups removes the cgroups runc made for the containers ids:

@@ -52,7 +52,10 @@ type network struct {
 // newNetwork creates the outside namespace with its bridge, removed when
 // the test ends. Frames the bridge forwards between nodes skip outside's
 // netfilter (bridge-nf-call-*, per network namespace): outside is a
-// switch, not a hop that tracks connections.
+// switch, not a hop that tracks connections. Outside answers every packet
+// to a closed port with its ICMP error, unlimited (icmp_ratelimit, per
+// network namespace too): a lookup that cluster DNS forwards there
+// (nodeResolvConf) then fails at once, not after a timeout.
 func newNetwork(t testing.TB, prefix string) *network {
 	t.Helper()
 	n := &network{outside: prefix + "out"}
@@ -70,7 +73,8 @@ func newNetwork(t testing.TB, prefix string) *network {
 	}
 	defer h.Close()
 	err = sysctl(h, "net.bridge.bridge-nf-call-iptables", "0",
-		"net.bridge.bridge-nf-call-ip6tables", "0", "net.bridge.bridge-nf-call-arptables", "0")
+		"net.bridge.bridge-nf-call-ip6tables", "0", "net.bridge.bridge-nf-call-arptables", "0",
+		"net.ipv4.icmp_ratelimit", "0")
 	if err != nil {
 		t.Fatalf("kubeletlab: outside: %v", err)
 	}

@@ -3,7 +3,7 @@
 # v1.37.2) on the kubelet lab with one proxy, the column PROXY of
 # docs/CONFORMANCE.md:
 #
-#   hack/e2e-upstream.sh PROXY [--subset] [--record] [--procs N] [--out DIR]
+#   hack/e2e-upstream.sh PROXY [--subset] [--record] [--procs N] [--nodes N] [--out DIR]
 #
 # PROXY is kube-proxy (the real kube-proxy v1.37.2 in iptables mode, as
 # kubeadm deploys it: the baseline), iptables or nftables (kubectl-svcproxy
@@ -20,12 +20,14 @@
 # namespaces). Writes DIR/PROXY.tsv (the results), DIR/e2e.log (ginkgo's
 # output) and DIR/report/ (JUnit); DIR defaults to _cache/e2e-upstream/PROXY.
 # --record copies the results to docs/conformance/results/ and regenerates
-# docs/CONFORMANCE.md's table. --procs sets ginkgo's parallel processes (3).
+# docs/CONFORMANCE.md's table. --procs sets ginkgo's parallel processes (3),
+# --nodes the lab's nodes (2: about twenty tests skip themselves on one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
-proxy= subset= record= procs=3 out=
+# usage prints the comment above.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+proxy= subset= record= procs=3 nodes=2 out=
 while [ $# -gt 0 ]; do
   case $1 in
     kube-proxy|iptables|nftables) proxy=$1; shift ;;
@@ -33,6 +35,8 @@ while [ $# -gt 0 ]; do
     --record) record=1; shift ;;
     --procs) procs=$2; shift 2 ;;
     --procs=*) procs=${1#*=}; shift ;;
+    --nodes) nodes=$2; shift 2 ;;
+    --nodes=*) nodes=${1#*=}; shift ;;
     --out) out=$2; shift 2 ;;
     --out=*) out=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -51,7 +55,7 @@ out=${out:-$PWD/_cache/e2e-upstream/$proxy}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-export SVCPROXY_E2E_PROXY=$proxy SVCPROXY_E2E_OUT=$out SVCPROXY_E2E_PROCS=$procs
+export SVCPROXY_E2E_PROXY=$proxy SVCPROXY_E2E_OUT=$out SVCPROXY_E2E_PROCS=$procs SVCPROXY_E2E_NODES=$nodes
 [ -n "$subset" ] && export SVCPROXY_E2E_SUBSET=1
 start=$SECONDS
 set +e

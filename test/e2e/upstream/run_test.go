@@ -26,6 +26,7 @@ const (
 	envSubset = "SVCPROXY_E2E_SUBSET" // 1: Subset, CI's bounded run
 	envFocus  = "SVCPROXY_E2E_FOCUS"  // ginkgo's --focus, to rerun a few tests; Focus when empty
 	envProcs  = "SVCPROXY_E2E_PROCS"  // parallel ginkgo processes; 3 when empty
+	envNodes  = "SVCPROXY_E2E_NODES"  // the lab's nodes; 2 when empty
 	envOut    = "SVCPROXY_E2E_OUT"    // where the results file, the log and the report go
 )
 
@@ -60,7 +61,9 @@ func TestUpstreamE2E(t *testing.T) {
 	listed := listTests(t, bins, focus)
 	dir := t.TempDir()
 	images := append(e2eImages(t, dir), clusterdns.Image(t, dir))
-	l := kubeletlab.StartWith(t, kubeletlab.Options{SandboxImage: PauseRef, Images: images, ClusterDNS: clusterdns.ServiceIP})
+	l := kubeletlab.StartWith(t, kubeletlab.Options{
+		SandboxImage: PauseRef, Images: images, ClusterDNS: clusterdns.ServiceIP, Nodes: nodes(t),
+	})
 	// The proxy first: CoreDNS reaches the API server through the
 	// kubernetes Service's ClusterIP.
 	deployProxy(t, l, col, dir)
@@ -142,14 +145,23 @@ func deployProxy(t *testing.T, l *kubeletlab.Lab, col Column, dir string) {
 	labproxy.Tool(t, l, col.Name, names[0])
 }
 
-func procs(t *testing.T) int {
-	v := os.Getenv(envProcs)
+// procs is the number of parallel ginkgo processes.
+func procs(t *testing.T) int { return positive(t, envProcs, 3) }
+
+// nodes is the number of the lab's nodes: two by default, since about
+// twenty Service and conntrack tests skip themselves on one node.
+func nodes(t *testing.T) int { return positive(t, envNodes, 2) }
+
+// positive reads a positive number from the environment variable name,
+// def when it is empty.
+func positive(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
 	if v == "" {
-		return 3
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive number", envProcs, v)
+		t.Fatalf("%s=%q: want a positive number", name, v)
 	}
 	return n
 }

@@ -10,15 +10,16 @@
 # agnhost: upstream is Alpine with bind-tools, curl, netcat-openbsd,
 # iproute2, iperf, bash, util-linux-misc and socat, and busybox for every
 # other command (wget, nslookup's fallback, hostname...). Here the same
-# tools from Debian, dash as /bin/sh, and busybox-static's applets for
-# whatever those packages leave out (wget among them). Upstream's fake
+# tools from Debian, GNU wget (busybox 1.35's wget segfaults with -T,
+# which the tests pass), dash as /bin/sh, and busybox's applets for
+# whatever those packages leave out. Upstream's fake
 # registry (/var/registry, for the image-pull tests) and coredns 1.6.2
 # (for DNS tests that run their own server) are left out: neither is in
 # the module and no Service test uses them.
 build_agnhost() {
   local r=$build/agnhost
   fetch agnhost dash bash coreutils grep sed mawk findutils procps hostname debianutils \
-    curl netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox-static netbase
+    curl netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox wget netbase
   unchanged agnhost "$build/agnhost.debs" && return 0
   assemble agnhost
   ln -sfn dash "$r/bin/sh"
@@ -43,11 +44,13 @@ build_agnhost() {
 }
 
 # busybox: upstream mirrors Docker's busybox:1.37.0, /bin/busybox with a
-# link per applet in /bin. Here Debian's busybox-static (1.35) laid out
-# the same way.
+# link per applet in /bin, linked against glibc (the default variant).
+# Here Debian's busybox (1.35, glibc too) laid out the same way. Its wget
+# segfaults when given -T with a URL that has no port; the tests run
+# wget in agnhost only.
 build_busybox() {
   local r=$build/busybox
-  fetch busybox busybox-static
+  fetch busybox busybox
   unchanged busybox "$build/busybox.debs" && return 0
   assemble busybox
   busybox_links "$r" /bin all

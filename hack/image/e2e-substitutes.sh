@@ -62,10 +62,12 @@ build_busybox() {
 # nginx: upstream mirrors nginx:1.27-alpine (nginx -g 'daemon off;' on
 # port 80, logs to the container's stdout and stderr). Here Debian's
 # nginx (1.22) with Debian's configuration: the default site on port 80,
-# running as www-data.
+# running as www-data, behind an entrypoint that, like upstream's
+# 10-listen-on-ipv6-by-default.sh, drops the IPv6 listener in a pod
+# without IPv6 (where nginx would otherwise fail to start).
 build_nginx() {
   local r=$build/nginx
-  fetch nginx nginx dash
+  fetch nginx nginx dash sed
   unchanged nginx "$build/nginx.debs" && return 0
   assemble nginx
   ln -sfn dash "$r/bin/sh"
@@ -74,13 +76,17 @@ build_nginx() {
   mkdir -p "$r/etc/nginx/sites-enabled" "$r/etc/nginx/modules-enabled" "$r/var/lib/nginx" "$r/var/log/nginx" "$r/var/www/html"
   # What nginx-common's postinst does: enable the default site, install
   # its page.
-  [ -e "$r/etc/nginx/sites-enabled/default" ] || ln -s /etc/nginx/sites-available/default "$r/etc/nginx/sites-enabled/default"
+  [ -L "$r/etc/nginx/sites-enabled/default" ] || ln -s /etc/nginx/sites-available/default "$r/etc/nginx/sites-enabled/default"
   [ -e "$r/var/www/html/index.nginx-debian.html" ] || cp "$r/usr/share/nginx/html/index.html" "$r/var/www/html/index.nginx-debian.html"
   ln -sfn /dev/stdout "$r/var/log/nginx/access.log"
   ln -sfn /dev/stderr "$r/var/log/nginx/error.log"
-  require_commands "$r" nginx nginx sh
+  printf '%s\n' '#!/bin/sh' \
+    "[ -e /proc/net/if_inet6 ] || sed -i '/listen \\[::\\]/d' /etc/nginx/sites-enabled/default" \
+    'exec "$@"' >"$r/docker-entrypoint.sh"
+  chmod 0755 "$r/docker-entrypoint.sh"
+  require_commands "$r" nginx nginx sh sed
   write nginx registry.k8s.io/e2e-test-images/nginx:1.27.0-2 \
-    -cmd nginx -cmd -g -cmd 'daemon off;' -label org.opencontainers.image.version=1.27.0-2
+    -entrypoint /docker-entrypoint.sh -cmd nginx -cmd -g -cmd 'daemon off;' -label org.opencontainers.image.version=1.27.0-2
 }
 
 # glibc-dns-testing: upstream is debian:bookworm-slim with dnsutils (and

@@ -26,7 +26,7 @@ func runE2EImages(t *testing.T, roots map[string]string) {
 	ag := in("agnhost")
 	script.WriteString(ag + "ip link set lo up\nset +e\n" +
 		ag + "/agnhost netexec --http-port=8080 --udp-port=8081 >/dev/null 2>&1 &\n" +
-		in("nginx") + "nginx -g 'daemon off;' >/dev/null 2>&1 &\n" +
+		in("nginx") + "/docker-entrypoint.sh nginx -g 'daemon off;' >/dev/null 2>&1 &\n" +
 		in("pause") + "/pause & pause=$!\n" +
 		"for i in $(seq 100); do " + ag + "curl -s -o /dev/null http://127.0.0.1:8080/ && " +
 		ag + "curl -s -o /dev/null http://127.0.0.1:80/ && break; sleep 0.1; done\n" +

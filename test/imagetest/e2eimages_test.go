@@ -31,7 +31,7 @@ var e2eImages = []e2eImage{
 			"grep", "tail", "dig", "nslookup", "getent", "hostname", "ip", "ss", "iperf", "socat", "ipcs", "dd", "/agnhost", "/agnhost-2"}},
 	{"busybox", "registry.k8s.io/e2e-test-images/busybox:1.37.0-2", nil, []string{"sh"},
 		[]string{"sh", "echo", "sleep", "nc", "wget"}},
-	{"nginx", "registry.k8s.io/e2e-test-images/nginx:1.27.0-2", nil, []string{"nginx", "-g", "daemon off;"},
+	{"nginx", "registry.k8s.io/e2e-test-images/nginx:1.27.0-2", []string{"/docker-entrypoint.sh"}, []string{"nginx", "-g", "daemon off;"},
 		[]string{"nginx"}},
 	{"glibc-dns-testing", "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1", nil, []string{"/bin/bash"},
 		[]string{"sh", "seq", "dig", "getent", "test", "echo", "sleep"}},

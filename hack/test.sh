@@ -14,7 +14,8 @@ phase() { echo "test.sh: $1 at $((SECONDS / 60))m$((SECONDS % 60))s" >&2; }
 # v1.25, the userspace mode's reference (its own module); kubelet,
 # kube-controller-manager, kube-scheduler, kubectl and containerd (its own
 # module) for the real single-node cluster of the kubelet end-to-end test
-# (test/kubeletlab, test/e2e/kubelet). About 16 minutes of
+# (test/kubeletlab, test/e2e/kubelet), and CoreDNS (its own module) for
+# its cluster DNS (test/clusterdns). About 16 minutes of
 # compiling from empty caches, then cached: they build in the background
 # while the packages install and the tool is checked and built, which
 # leave the CPUs idle part of the time (downloads, links).
@@ -24,6 +25,7 @@ phase "cluster binaries (background)"
   hack/testcluster/build.sh kube-proxy-v1.25
   hack/testcluster/build.sh node
   hack/testcluster/build.sh containerd
+  hack/testcluster/build.sh coredns
 ) >/dev/null &
 cluster_builds=$!
 

@@ -10,16 +10,19 @@
 # agnhost: upstream is Alpine with bind-tools, curl, netcat-openbsd,
 # iproute2, iperf, bash, util-linux-misc and socat, and busybox for every
 # other command (wget, nslookup's fallback, hostname...). Here the same
-# tools from Debian, GNU wget (busybox 1.35's wget segfaults with -T,
-# which the tests pass), dash as /bin/sh, and busybox's applets for
-# whatever those packages leave out. Upstream's fake
+# tools from Debian, dash as /bin/sh, GNU wget, and Debian's busybox
+# (linked to the image's libc) for whatever those packages leave out.
+# Not busybox's wget: 1.35's segfaults on a URL without a port, the
+# static build in this image (it loads the image's shared NSS modules),
+# the dynamic one when given -T, as the tests' "wget -T 5 -qO- URL" does
+# (TestE2EImages saw both). Upstream's fake
 # registry (/var/registry, for the image-pull tests) and coredns 1.6.2
 # (for DNS tests that run their own server) are left out: neither is in
 # the module and no Service test uses them.
 build_agnhost() {
   local r=$build/agnhost
   fetch agnhost dash bash coreutils grep sed mawk findutils procps hostname debianutils \
-    curl netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox wget netbase
+    curl wget netcat-openbsd iproute2 iperf bind9-dnsutils util-linux socat libc-bin busybox netbase
   unchanged agnhost "$build/agnhost.debs" && return 0
   assemble agnhost
   ln -sfn dash "$r/bin/sh"

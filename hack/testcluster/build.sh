@@ -27,6 +27,9 @@
 # regression-issue-74839 for the test images, from hack/tools/e2e (the
 # suite's test-only dependencies stay apart) into the same directory as
 # the cluster's binaries.
+# `build.sh coredns` builds CoreDNS, the cluster DNS of test/clusterdns, at
+# the version kubeadm v1.37 deploys, from its own module hack/tools/coredns
+# into _cache/testcluster/coredns-<version>/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="$root/hack/tools"
@@ -36,7 +39,8 @@ case $set_ in
   e2e) tools="$root/hack/tools/e2e" ;;
   kube-proxy-v1.25) tools="$root/hack/tools/kubeproxy125" ;;
   containerd) tools="$root/hack/tools/containerd" ;;
-  *) echo "usage: $0 [node|e2e|kube-proxy-v1.25|containerd]" >&2; exit 2 ;;
+  coredns) tools="$root/hack/tools/coredns" ;;
+  *) echo "usage: $0 [node|e2e|kube-proxy-v1.25|containerd|coredns]" >&2; exit 2 ;;
 esac
 
 ldflags='-s -w'
@@ -44,6 +48,8 @@ if [ "$set_" = containerd ]; then
   version=$(cd "$tools" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)
   ldflags="$ldflags -X github.com/containerd/containerd/v2/version.Version=$version"
   version=containerd-$version
+elif [ "$set_" = coredns ]; then
+  version=coredns-$(cd "$tools" && go list -m -f '{{.Version}}' github.com/coredns/coredns)
 else
   version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 fi
@@ -94,6 +100,12 @@ if [ "$set_" = containerd ]; then
   build containerd github.com/containerd/containerd/v2/cmd/containerd
   build containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
   build ctr github.com/containerd/containerd/v2/cmd/ctr
+  echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
+  echo "$out"
+  exit 0
+fi
+if [ "$set_" = coredns ]; then
+  build coredns github.com/coredns/coredns
   echo "testcluster: binaries ready in $((SECONDS - total))s" >&2
   echo "$out"
   exit 0

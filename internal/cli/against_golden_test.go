@@ -25,6 +25,7 @@ var againstGolden = []struct {
 	{"iptables.md", []string{"-o", "markdown"}},
 	{"nftables.md", []string{"--mode=nftables", "-o", "markdown"}},
 	{"all-nodes.txt", []string{"--all-nodes", "--mode=nftables"}},
+	{"names.txt", []string{"-o", "name"}},
 }
 
 // TestAgainstGolden checks plan --against's text and markdown for the

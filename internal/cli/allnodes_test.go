@@ -140,7 +140,7 @@ func TestAgainstFlags(t *testing.T) {
 		{[]string{"--example", "--against", "-", "--all-nodes", "--node-name=node1"}, "--all-nodes plans every node of the snapshots: drop --node-name"},
 		{[]string{"--example", "--against", "-", "--all-nodes", "--hostname-override=node1"}, "drop --hostname-override"},
 		{[]string{"--example", "--against", "-", "--all-nodes", "--node-ip=10.9.9.9"}, "drop --node-ip"},
-		{[]string{"--example", "--against", "-", "-o", "wide"}, `--output "wide": must be text, json, yaml, markdown, or a template`},
+		{[]string{"--example", "--against", "-", "-o", "wide"}, `--output "wide": must be text, json, yaml, markdown, name, or a template`},
 		{[]string{"--example", "--against", "missing.yaml"}, "missing.yaml"},
 	} {
 		args := append([]string{"plan"}, c.args...)

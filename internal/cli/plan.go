@@ -65,7 +65,7 @@ Exit codes (as kubectl diff): 0 no changes, 1 changes, 2 error.`,
 	o.input.addFlags(cmd.Flags())
 	o.proxy.AddFlags(cmd.Flags())
 	o.kernel.addFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, markdown (a summary per Service and the diff, for a pull-request comment), or a template as kubectl takes it (jsonpath=..., go-template=...)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, markdown (a summary per Service and the diff, for a pull-request comment), name (with --against: the Services it changes, as kubectl's -o name), or a template as kubectl takes it (jsonpath=..., go-template=...)")
 	cmd.Flags().StringVar(&o.out, "out", "", "also save the plan to this file, for apply FILE to execute exactly (see docs/SAVED-PLANS.md)")
 	cmd.Flags().StringVar(&o.against, "against", "", "diff against this snapshot file rendered for the node ('-' for stdin) instead of the node's kernel; runs on any system")
 	cmd.Flags().BoolVar(&o.allNodes, "all-nodes", false, "with --against: plan every node of the two snapshots and group the nodes whose plans are identical")
@@ -85,11 +85,14 @@ func (o *PlanOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *PlanOptions) Validate() error {
-	if err := validateOutput(o.output); err != nil && o.output != "markdown" {
+	if o.output == outputName && (o.against == "" || o.allNodes) {
+		return fmt.Errorf("--output name lists the Services one node's plan changes, which needs --against and no --all-nodes: a node's kernel holds rules, not Services")
+	}
+	if err := validateOutput(o.output); err != nil && o.output != "markdown" && o.output != outputName {
 		if _, template, _ := templatePrinter(o.output); template {
 			return err // a template that does not parse: say why
 		}
-		return fmt.Errorf("--output %q: must be text, json, yaml, markdown, or a template as kubectl takes it (jsonpath=..., go-template=...)", o.output)
+		return fmt.Errorf("--output %q: must be text, json, yaml, markdown, name, or a template as kubectl takes it (jsonpath=..., go-template=...)", o.output)
 	}
 	if err := o.input.validate(); err != nil {
 		return err

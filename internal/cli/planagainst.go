@@ -76,6 +76,9 @@ func (o *PlanOptions) runAgainst(ctx context.Context) error {
 	if live == nil {
 		o.warnf("node %s is not in %s: planned against an empty ruleset, as on a node that joins", node, o.againstName())
 	}
+	if o.output == outputName {
+		return planNames(o.streams.Out, changedServices(want, live), p)
+	}
 	var services []review.ServiceChange
 	if o.output == "markdown" {
 		services = o.serviceChanges(want, live)
@@ -116,11 +119,8 @@ func (o *PlanOptions) planNode(s *renderSettings, newSnap, oldSnap *cluster.Snap
 // want, each with the counts of its own rules' changes: its ports alone
 // rendered on both sides and diffed.
 func (o *PlanOptions) serviceChanges(want, live *desired) []review.ServiceChange {
-	liveTables := &nodetable.Tables{IPv4: &nodetable.ServiceTable{Family: nodetable.IPv4}, IPv6: &nodetable.ServiceTable{Family: nodetable.IPv6}}
-	if live != nil {
-		liveTables = live.tables
-	}
-	changes := review.ChangedServices(familyTables(liveTables, want.families), familyTables(want.tables, want.families))
+	lt := liveTables(live)
+	changes := review.ChangedServices(familyTables(lt, want.families), familyTables(want.tables, want.families))
 	excluded, _ := o.kernel.excludeCIDRs("--ipvs-exclude-cidrs") // checked by Validate
 	s := o.proxy.settings
 	for i, c := range changes {
@@ -128,7 +128,7 @@ func (o *PlanOptions) serviceChanges(want, live *desired) []review.ServiceChange
 			return &nodetable.Tables{IPv4: review.Only(t.IPv4, c.Service), IPv6: review.Only(t.IPv6, c.Service)}
 		}
 		w := o.renderTables(&s, only(want.tables))
-		l := o.renderTables(&s, only(liveTables))
+		l := o.renderTables(&s, only(lt))
 		if p, err := diffDesired(w, l, "", excluded, nil); err == nil {
 			changes[i].Summary = p.summary()
 		}

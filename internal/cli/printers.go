@@ -50,3 +50,28 @@ func printTemplate(w io.Writer, p printers.ResourcePrinter, v any) error {
 	}
 	return p.PrintObj(&unstructured.Unstructured{Object: obj}, w)
 }
+
+// outputName is -o name: as kubectl's, one "kind/name" line per object,
+// the objects being the Services the output is about (those render
+// serves on the node; those plan --against changes), printed by
+// cli-runtime's name printer. kubectl prints no namespace either: -n
+// (or --all-namespaces) tells which.
+const outputName = "name"
+
+// printServiceNames prints each Service ("namespace/name") as kubectl's
+// -o name does.
+func printServiceNames(w io.Writer, services []string) error {
+	p, err := genericclioptions.NewNamePrintFlags("").ToPrinter(outputName)
+	if err != nil {
+		return err
+	}
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, s := range services {
+		ns, name, _ := strings.Cut(s, "/")
+		list.Items = append(list.Items, unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"namespace": ns, "name": name},
+		}})
+	}
+	return p.PrintObj(list, w)
+}

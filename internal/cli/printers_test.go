@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,5 +46,29 @@ func TestPlanTemplateErrors(t *testing.T) {
 	_, stderr, code := run(t, "", "plan", "--example", "--against", "-", "-o", "jsonpath={.kind")
 	if code != ExitError || !strings.Contains(stderr, "error parsing jsonpath") {
 		t.Errorf("exit %d, %q; want 2 and the parse error", code, stderr)
+	}
+}
+
+// TestNameOutput: -o name prints the Services as kubectl's -o name does:
+// render the node's, plan --against those its change touches (the golden
+// names.txt); a plan of the kernel, which holds no Services, refuses it.
+func TestNameOutput(t *testing.T) {
+	out, stderr, code := run(t, "", "render", "--example", "-o", "name")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != ExitOK || len(lines) < 3 || !slices.Contains(lines, "service/kube-dns") {
+		t.Fatalf("render -o name: exit %d, %q (%s)", code, out, stderr)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "service/") || strings.Count(l, "/") != 1 {
+			t.Errorf("render -o name: line %q is not service/NAME", l)
+		}
+	}
+	for _, args := range [][]string{
+		{"plan", "--example", "-o", "name"},
+		{"plan", "--example", "--against", "-", "--all-nodes", "-o", "name"},
+	} {
+		if _, stderr, code := run(t, "", args...); code != ExitError || !strings.Contains(stderr, "needs --against") {
+			t.Errorf("%v: exit %d, %q; want exit 2 saying it needs --against", args, code, stderr)
+		}
 	}
 }

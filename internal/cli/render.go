@@ -45,7 +45,7 @@ userspace mode);
 	}
 	o.input.addFlags(cmd.Flags())
 	o.proxy.AddFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, or a template as kubectl takes it (jsonpath=..., go-template=..., and their -file forms)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json, yaml, name (the Services rendered, as kubectl's -o name), or a template as kubectl takes it (jsonpath=..., go-template=..., and their -file forms)")
 	return cmd
 }
 
@@ -56,7 +56,7 @@ func (o *RenderOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Validate checks the flags.
 func (o *RenderOptions) Validate() error {
-	if err := validateOutput(o.output); err != nil {
+	if err := validateOutput(o.output); err != nil && o.output != outputName {
 		return err
 	}
 	if err := o.input.validate(); err != nil {
@@ -70,6 +70,9 @@ func (o *RenderOptions) Run(ctx context.Context) error {
 	d, err := o.renderDesired(ctx, &o.input, &o.proxy.settings)
 	if err != nil {
 		return err
+	}
+	if o.output == outputName {
+		return printServiceNames(o.streams.Out, renderedServices(d))
 	}
 	if o.output != "text" {
 		return writeData(o.streams.Out, o.output, newRenderedRuleset(d))

@@ -2,8 +2,10 @@ package deploykit
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,28 @@ func KubeProxyImage(t testing.TB, dir string) string {
 	}
 	t.Logf("hack/kube-proxy-image.sh built the image in %v", time.Since(start).Round(time.Second))
 	return strings.TrimSpace(string(out))
+}
+
+// ProductImage runs hack/image.sh for this machine's architecture only
+// (the downloaded packages are cached; the default builds every
+// architecture) into dir and returns the archive it wrote: the tool's own
+// image, as a user builds it.
+func ProductImage(t testing.TB, dir string) string {
+	t.Helper()
+	root := repo.MustRoot(t)
+	start := time.Now()
+	cmd := exec.Command(filepath.Join(root, "hack/image.sh"), "--arch", runtime.GOARCH, "--out", dir)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hack/image.sh: %v\n%s", err, out)
+	}
+	path := filepath.Join(dir, "kubectl-svcproxy.oci.tar")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("hack/image.sh: %v\n%s", err, out)
+	}
+	t.Logf("hack/image.sh built the image in %v", time.Since(start).Round(time.Second))
+	return path
 }
 
 // KubeProxy is what KubeProxyManifests sets.

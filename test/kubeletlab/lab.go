@@ -12,7 +12,9 @@
 // outside" (10.77.0.1), is the node's only neighbour: external clients and
 // NodePort traffic come from there. Pods get their own network namespaces
 // on a bridge (cni0, 10.244.0.0/24). The node's cgroups are the host's
-// cgroup v1 hierarchy (kubelet runs with failCgroupV1: false).
+// cgroup v1 hierarchy (kubelet runs with failCgroupV1: false). There is
+// no cluster DNS unless the test deploys one (test/clusterdns) and starts
+// the lab with Options.ClusterDNS.
 package kubeletlab
 
 import (
@@ -48,8 +50,14 @@ type Lab struct {
 // Start starts the cluster and waits until the Node is registered and
 // Ready, with its pod CIDR. The images given (OCI archives) are imported
 // into containerd first; sandboxImage, the pause image, must be among them
-// for any pod to start.
+// for any pod to start. Pods get no cluster DNS: StartWith gives them one.
 func Start(t testing.TB, sandboxImage string, images ...string) *Lab {
+	t.Helper()
+	return StartWith(t, Options{SandboxImage: sandboxImage, Images: images})
+}
+
+// StartWith is Start with the options o.
+func StartWith(t testing.TB, o Options) *Lab {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireTools(t, "ip", "nsenter", "unshare", "mount", "runc")
@@ -67,12 +75,12 @@ func Start(t testing.TB, sandboxImage string, images ...string) *Lab {
 		t.Fatalf("kubeletlab: %v", err)
 	}
 	l.Cluster = testcluster.Start(t, testcluster.WithNode(NodeIP, l.ns.Command, l.ns.Dial))
-	l.startContainerd(t, sandboxImage)
-	for _, img := range images {
+	l.startContainerd(t, o.SandboxImage)
+	for _, img := range o.Images {
 		l.Import(t, img)
 	}
 	l.startControllers(t)
-	l.startKubelet(t)
+	l.startKubelet(t, o.ClusterDNS)
 	l.waitNodeReady(t)
 	t.Logf("kubeletlab: node %s Ready in %v", NodeName, time.Since(begin).Round(time.Millisecond))
 	return l

@@ -165,15 +165,16 @@ func (l *Lab) startControllers(t testing.TB) {
 	)
 }
 
-// startKubelet starts kubelet as the node NodeName on NodeIP.
-func (l *Lab) startKubelet(t testing.TB) {
+// startKubelet starts kubelet as the node NodeName on NodeIP, with
+// clusterDNS as the pods' nameserver unless it is empty.
+func (l *Lab) startKubelet(t testing.TB, clusterDNS string) {
 	t.Helper()
 	resolv := filepath.Join(l.dir, "resolv.conf")
 	config := filepath.Join(l.dir, "kubelet.yaml")
-	if err := os.WriteFile(resolv, []byte("nameserver 127.0.0.1\n"), 0o644); err != nil {
+	if err := os.WriteFile(resolv, []byte(nodeResolvConf(clusterDNS)), 0o644); err != nil {
 		t.Fatalf("kubeletlab: %v", err)
 	}
-	if err := os.WriteFile(config, []byte(kubeletConfig(resolv)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(kubeletConfig(resolv)+kubeletDNS(clusterDNS)), 0o644); err != nil {
 		t.Fatalf("kubeletlab: %v", err)
 	}
 	l.start(t, "kubelet", filepath.Join(l.bin, "kubelet"),

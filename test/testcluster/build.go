@@ -90,10 +90,28 @@ func NodeBinaries(t testing.TB) string {
 	return binaries(t, "node")
 }
 
+// E2EBinaries returns the directory holding Kubernetes' own end-to-end
+// suite of kube-apiserver's version: e2e.test, the ginkgo runner, agnhost
+// and regression-issue-74839 (`build.sh e2e`, from hack/tools/e2e),
+// building them first when they are missing (about 8 minutes).
+func E2EBinaries(t testing.TB) string {
+	t.Helper()
+	return binaries(t, "e2e")
+}
+
 // ContainerdBinaries returns the directory holding containerd,
 // containerd-shim-runc-v2 and ctr (`build.sh containerd`, from
 // hack/tools/containerd), building them first when they are missing.
 func ContainerdBinaries(t testing.TB) string {
 	t.Helper()
 	return binaries(t, "containerd")
+}
+
+// CoreDNSBinary returns the path of CoreDNS, the cluster DNS of the kubelet
+// lab (test/clusterdns), at the version kubeadm v1.37 deploys
+// (`build.sh coredns`, from hack/tools/coredns), building it first when it
+// is missing.
+func CoreDNSBinary(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(binaries(t, "coredns"), "coredns")
 }

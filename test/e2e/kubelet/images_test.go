@@ -2,16 +2,13 @@ package kubelet
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/ociimage"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/repo"
 )
 
 // The test's own images, built from test/kubeletlab/agent: no
@@ -62,25 +59,4 @@ func buildImages(t *testing.T, dir string) images {
 		im.archives = append(im.archives, path)
 	}
 	return im
-}
-
-// productArchive runs hack/image.sh for this machine's architecture only
-// (the downloaded packages are cached; the default builds every
-// architecture) into dir and returns the archive it wrote.
-func productArchive(t *testing.T, dir string) string {
-	t.Helper()
-	root := repo.MustRoot(t)
-	start := time.Now()
-	cmd := exec.Command(filepath.Join(root, "hack/image.sh"), "--arch", runtime.GOARCH, "--out", dir)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("hack/image.sh: %v\n%s", err, out)
-	}
-	path := filepath.Join(dir, "kubectl-svcproxy.oci.tar")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("hack/image.sh: %v\n%s", err, out)
-	}
-	t.Logf("hack/image.sh built the image in %v", time.Since(start).Round(time.Second))
-	return path
 }

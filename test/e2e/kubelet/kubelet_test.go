@@ -9,7 +9,8 @@
 // userspace overlay (the `proxy` command), for reach and scaling. IPVS is not
 // run: this kernel has no IPVS (test/e2e/ipvs runs it in a VM).
 // TestKubeProxySwitch (switch_test.go) switches a node from the real
-// kube-proxy to the tool and back under traffic.
+// kube-proxy to the tool and back under traffic. TestClusterDNS
+// (dns_test.go) gives the cluster DNS as kubeadm does, behind the tool.
 package kubelet
 
 import (
@@ -34,7 +35,7 @@ func TestKubelet(t *testing.T) {
 	testenv.RequireTools(t, "iptables", "nft")
 	dir := t.TempDir()
 	im := buildImages(t, dir)
-	product := productArchive(t, dir)
+	product := deploykit.ProductImage(t, dir)
 	tool := toolbin.Path(t)
 	l := kubeletlab.Start(t, pauseImage, im.archives...)
 	names := l.Import(t, product)

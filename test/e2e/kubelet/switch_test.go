@@ -1,16 +1,14 @@
 package kubelet
 
 import (
-	"context"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/labproxy"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/toolbin"
 )
@@ -29,7 +27,7 @@ func TestKubeProxySwitch(t *testing.T) {
 	testenv.RequireTools(t, "iptables", "nft")
 	dir := t.TempDir()
 	im := buildImages(t, dir)
-	product := productArchive(t, dir)
+	product := deploykit.ProductImage(t, dir)
 	kubeProxy := deploykit.KubeProxyImage(t, dir)
 	tool := toolbin.Path(t)
 	l := kubeletlab.Start(t, pauseImage, im.archives...)
@@ -51,7 +49,7 @@ func TestKubeProxySwitch(t *testing.T) {
 // switchMode runs kube-proxy in mode, switches to the tool and back under
 // traffic, then removes kube-proxy and its rules for the next mode.
 func switchMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool string) {
-	applyKubeProxy(t, l, mode)
+	labproxy.KubeProxy(t, l, mode)
 	checkKubeProxyRules(t, l, w, mode)
 	w.reachAll(t)
 	tr := w.startTraffic(t)
@@ -69,7 +67,7 @@ func switchMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool 
 	begin = time.Now()
 	kubectl(t, l, "", "-n", "kube-system", "delete", "daemonset", dsName, "--wait")
 	waitNoPod(t, l)
-	applyKubeProxy(t, l, mode)
+	labproxy.KubeProxy(t, l, mode)
 	t.Logf("kubectl-svcproxy -> kube-proxy: %v from the delete to kube-proxy's first sync", time.Since(begin).Round(time.Millisecond))
 	tr.flowing(t, "under kube-proxy again", 3*time.Second)
 	w.reachAll(t)
@@ -81,50 +79,6 @@ func switchMode(t *testing.T, l *kubeletlab.Lab, w *workload, mode, image, tool 
 		t.Fatalf("kubectl-svcproxy reset --mode=%s: %v\n%s", mode, err, out)
 	}
 	checkReset(t, l)
-}
-
-// applyKubeProxy applies kube-proxy's manifests (kubeadm's) in mode and
-// waits until its pod runs and has synced once.
-func applyKubeProxy(t *testing.T, l *kubeletlab.Lab, mode string) {
-	t.Helper()
-	manifests := deploykit.KubeProxyManifests(deploykit.KubeProxy{
-		Mode: mode, Image: deploykit.KubeProxyRef,
-		APIServer: "https://" + kubeletlab.NodeIP + ":6443", ClusterCIDR: kubeletlab.PodCIDR,
-	})
-	kubectl(t, l, manifests, "apply", "-f", "-")
-	if _, err := l.Kubectl("-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=180s"); err != nil {
-		t.Fatalf("%v\npods:\n%s\nkubelet:\n%s", err, describe(l), l.Log("kubelet", 30))
-	}
-	waitKubeProxySynced(t, l)
-}
-
-// syncedMetric is kube-proxy's time of its last successful sync.
-var syncedMetric = regexp.MustCompile(`(?m)^kubeproxy_sync_proxy_rules_last_timestamp_seconds(\{[^}]*\})? (\S+)$`)
-
-// waitKubeProxySynced waits until kube-proxy's metrics say it has synced:
-// it has no readiness probe (kubeadm gives it none), and it logs no sync at
-// its default verbosity.
-func waitKubeProxySynced(t *testing.T, l *kubeletlab.Lab) {
-	t.Helper()
-	start := time.Now()
-	var last string
-	for time.Since(start) < time.Minute {
-		body, err := l.NodeGet(context.Background(), "http://127.0.0.1:10249/metrics")
-		if err == nil {
-			for _, m := range syncedMetric.FindAllStringSubmatch(body, -1) {
-				if v, _ := strconv.ParseFloat(m[2], 64); v > 0 {
-					t.Logf("kube-proxy synced %v after its DaemonSet rolled out", time.Since(start).Round(time.Millisecond))
-					return
-				}
-			}
-			last = "no sync yet"
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	out, _ := l.Kubectl("-n", "kube-system", "logs", "daemonset/kube-proxy", "--tail=30")
-	t.Fatalf("kube-proxy did not sync in a minute (%s); its log:\n%s", last, out)
 }
 
 // checkKubeProxyRules checks what the image brings: kube-proxy runs its

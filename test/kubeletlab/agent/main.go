@@ -11,6 +11,11 @@
 //	                      failure); exits 0 unless N or GAP is bad
 //	agent stream URL      GET URL once and copy the answer to stdout as it
 //	                      comes; exits 1 when the connection breaks
+//	agent resolve NAME    look NAME up with Go's own resolver, as a pod's
+//	                      /etc/resolv.conf says (search path included), and
+//	                      print its addresses, sorted, one a line; exits 1
+//	                      when the lookup fails
+//	agent cat FILE        copy FILE to stdout (the images hold no shell)
 package main
 
 import (
@@ -59,6 +64,14 @@ func main() {
 			usage()
 		}
 		stream(os.Args[2])
+	case "resolve", "cat":
+		if len(os.Args) != 3 {
+			usage()
+		}
+		if os.Args[1] == "resolve" {
+			resolve(os.Args[2])
+		}
+		cat(os.Args[2])
 	default:
 		usage()
 	}
@@ -77,7 +90,7 @@ func stream(url string) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: agent pause | serve [ADDR] | get URL N [GAP] | stream URL")
+	fmt.Fprintln(os.Stderr, "usage: agent pause | serve [ADDR] | get URL N [GAP] | stream URL | resolve NAME | cat FILE")
 	os.Exit(2)
 }
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs Kubernetes' own Service e2e tests (e2e.test of k8s.io/kubernetes
+# v1.37.2) on the kubelet lab with one proxy, the column PROXY of
+# docs/CONFORMANCE.md:
+#
+#   hack/e2e-upstream.sh PROXY [--subset] [--record] [--procs N] [--out DIR]
+#
+# PROXY is kube-proxy (the real kube-proxy v1.37.2 in iptables mode, as
+# kubeadm deploys it: the baseline), iptables or nftables (kubectl-svcproxy
+# from deploy/overlays/PROXY). The selection is
+# `[sig-network] (Services|Conntrack|KubeProxy)` and sig-network's
+# `[Conformance]` tests, minus the skip list (test/e2e/upstream/selection.go);
+# --subset runs only CI's few Service tests. A column other than
+# kube-proxy fails when a test that passed in the committed baseline does
+# not pass.
+#
+# Builds what it needs first, cached: e2e.test, ginkgo and agnhost
+# (hack/testcluster/build.sh e2e, about 8 minutes the first time), the test
+# images (hack/e2e-images.sh), the proxy's image. Needs root (the lab's
+# namespaces). Writes DIR/PROXY.tsv (the results), DIR/e2e.log (ginkgo's
+# output) and DIR/report/ (JUnit); DIR defaults to _cache/e2e-upstream/PROXY.
+# --record copies the results to docs/conformance/results/ and regenerates
+# docs/CONFORMANCE.md's table. --procs sets ginkgo's parallel processes (3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+proxy= subset= record= procs=3 out=
+while [ $# -gt 0 ]; do
+  case $1 in
+    kube-proxy|iptables|nftables) proxy=$1; shift ;;
+    --subset) subset=1; shift ;;
+    --record) record=1; shift ;;
+    --procs) procs=$2; shift 2 ;;
+    --procs=*) procs=${1#*=}; shift ;;
+    --out) out=$2; shift 2 ;;
+    --out=*) out=${1#*=}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "e2e-upstream.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$proxy" ]; then
+  echo "e2e-upstream.sh: name the proxy: kube-proxy, iptables or nftables (see --help)" >&2
+  exit 2
+fi
+if [ -n "$record" ] && [ -n "$subset" ]; then
+  echo "e2e-upstream.sh: --record keeps a full run's results; not with --subset" >&2
+  exit 2
+fi
+out=${out:-$PWD/_cache/e2e-upstream/$proxy}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+export SVCPROXY_E2E_PROXY=$proxy SVCPROXY_E2E_OUT=$out SVCPROXY_E2E_PROCS=$procs
+[ -n "$subset" ] && export SVCPROXY_E2E_SUBSET=1
+start=$SECONDS
+set +e
+go test -count=1 -timeout 4h -v -run '^TestUpstreamE2E$' ./test/e2e/upstream 2>&1 | tee "$out/go-test.log"
+status=${PIPESTATUS[0]}
+set -e
+echo "e2e-upstream.sh: $proxy: done in $(( (SECONDS - start) / 60 ))m$(( (SECONDS - start) % 60 ))s; results in $out/$proxy.tsv" >&2
+if [ -n "$record" ] && [ -f "$out/$proxy.tsv" ]; then
+  mkdir -p docs/conformance/results
+  cp "$out/$proxy.tsv" "docs/conformance/results/$proxy.tsv"
+  go test -count=1 -run '^TestConformanceDoc$' ./test/e2e/upstream -update
+  echo "e2e-upstream.sh: recorded docs/conformance/results/$proxy.tsv and docs/CONFORMANCE.md" >&2
+fi
+exit $status

@@ -13,7 +13,7 @@ phase() { echo "test.sh: $1 at $((SECONDS / 60))m$((SECONDS % 60))s" >&2; }
 # tests (test/testcluster, hack/testcluster/build.sh); kube-proxy
 # v1.25, the userspace mode's reference (its own module); kubelet,
 # kube-controller-manager, kube-scheduler, kubectl and containerd (its own
-# module) for the real single-node cluster of the kubelet end-to-end test
+# module) for the real cluster of the kubelet end-to-end test
 # (test/kubeletlab, test/e2e/kubelet), and CoreDNS (its own module) for
 # its cluster DNS (test/clusterdns). About 16 minutes of
 # compiling from empty caches, then cached: they build in the background

@@ -28,12 +28,17 @@ func GoBuild(t testing.TB, dir, pkg string) string {
 	return out
 }
 
-// NodeGet GETs url from inside the node's network namespace and returns
-// the body.
+// NodeGet GETs url from inside the first node's network namespace and
+// returns the body.
 func (l *Lab) NodeGet(ctx context.Context, url string) (string, error) {
+	return l.NodeGetOn(ctx, 0, url)
+}
+
+// NodeGetOn is NodeGet from inside node i's network namespace.
+func (l *Lab) NodeGetOn(ctx context.Context, i int, url string) (string, error) {
 	client := &http.Client{
 		Timeout:   2 * time.Second,
-		Transport: &http.Transport{DialContext: l.ns.Dial, DisableKeepAlives: true},
+		Transport: &http.Transport{DialContext: l.nodes[i].ns.Dial, DisableKeepAlives: true},
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -48,9 +48,9 @@ state = "/run/containerd"
 }
 
 // cniConfig is the pod network: a bridge cni0 on the node, gateway of the
-// node's pod range, whose addresses host-local hands out, with hairpin
-// mode so that a pod reaches itself through a Service.
-func cniConfig() string {
+// node's pod range podCIDR, whose addresses host-local hands out, with
+// hairpin mode so that a pod reaches itself through a Service.
+func cniConfig(podCIDR string) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": "kubeletlab",
@@ -69,7 +69,7 @@ func cniConfig() string {
     }
   ]
 }
-`, NodePodCIDR)
+`, podCIDR)
 }
 
 // kubeletConfig is kubelet's configuration for this machine: cgroup v1
@@ -78,8 +78,8 @@ func cniConfig() string {
 // enforcement (the test's process does not own the cgroup roots), no swap
 // check, eviction thresholds that a shared disk does not trip, and an
 // open kubelet API (kube-apiserver has no client certificate for it, for
-// logs and exec): it listens only inside the lab's node namespace.
-func kubeletConfig(resolvConf string) string {
+// logs and exec): it listens only on the node's address, inside the lab.
+func kubeletConfig(resolvConf, address string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -112,5 +112,5 @@ syncFrequency: 5s
 fileCheckFrequency: 5s
 nodeStatusUpdateFrequency: 5s
 serializeImagePulls: false
-`, containerdSocket, NodeIP, resolvConf)
+`, containerdSocket, address, resolvConf)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -18,19 +17,6 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/apply/nsthread"
-	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/netlab"
-)
-
-// Addresses of the lab. The node's eth0 and the outside namespace's eth0
-// are the two ends of one veth; the node routes everything else to outside,
-// which forwards nothing.
-const (
-	NodeIP    = "10.77.0.10"
-	OutsideIP = "10.77.0.1"
-	// PodCIDR is the cluster's pod range (--cluster-cidr); the node gets
-	// its first /24, NodePodCIDR, from kube-controller-manager.
-	PodCIDR     = "10.244.0.0/16"
-	NodePodCIDR = "10.244.0.0/24"
 )
 
 // privateDirs are the host paths that the node's private mount namespace
@@ -60,45 +46,31 @@ var kernelTunables = []struct{ path, value string }{
 	{"kernel/keys/root_maxbytes", "25000000"},
 }
 
-// namespaces is the node's network namespace and the private mount
-// namespace every node process shares, held open by a sleeping process,
-// plus the outside network namespace.
+// namespaces is a node's network namespace and the private mount
+// namespace every process of the node shares, held open by a sleeping
+// process.
 type namespaces struct {
-	node, outside string // names under /run/netns
-	nodeNS        netns.NsHandle
-	holder        *exec.Cmd
+	name   string // the network namespace's name under /run/netns
+	handle netns.NsHandle
+	holder *exec.Cmd
 }
 
-// newNamespaces creates the network namespaces, their veth and addresses,
-// and the private mount namespace, all removed when the test ends.
-func newNamespaces(t testing.TB, dir string) *namespaces {
+// newNamespaces creates node i's network namespace, attached to the lab's
+// bridge, and its private mount namespace with its directories under dir,
+// all removed when the test ends.
+func newNamespaces(t testing.TB, lan *network, prefix string, i int, dir string) *namespaces {
 	t.Helper()
-	prefix := fmt.Sprintf("%s%d-%x-", netlab.NamePrefix, os.Getpid(), rand.Uint32())
-	n := &namespaces{node: prefix + "node", outside: prefix + "out", nodeNS: netns.None()}
+	n := &namespaces{name: fmt.Sprintf("%snode%d", prefix, i+1), handle: netns.None()}
 	t.Cleanup(n.close)
-	steps := [][]string{
-		{"netns", "add", n.node},
-		{"netns", "add", n.outside},
-		{"-n", n.node, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", n.outside},
-		{"-n", n.node, "addr", "add", NodeIP + "/24", "dev", "eth0"},
-		{"-n", n.outside, "addr", "add", OutsideIP + "/24", "dev", "eth0"},
-		{"-n", n.node, "link", "set", "lo", "up"},
-		{"-n", n.node, "link", "set", "eth0", "up"},
-		{"-n", n.outside, "link", "set", "lo", "up"},
-		{"-n", n.outside, "link", "set", "eth0", "up"},
-		{"-n", n.node, "route", "add", "default", "via", OutsideIP},
-		{"-n", n.outside, "route", "add", PodCIDR, "via", NodeIP},
-	}
-	for _, s := range steps {
-		if out, err := exec.Command("ip", s...).CombinedOutput(); err != nil {
-			t.Fatalf("kubeletlab: ip %s: %v: %s", strings.Join(s, " "), err, out)
-		}
-	}
+	ipSteps(t, []string{"netns", "add", n.name})
+	lan.attach(t, n.name, fmt.Sprintf("node%d", i+1), nodeIP(i))
 	var err error
-	if n.nodeNS, err = netns.GetFromName(n.node); err != nil {
+	if n.handle, err = netns.GetFromName(n.name); err != nil {
 		t.Fatalf("kubeletlab: %v", err)
 	}
-	if err := n.Sysctl("net.ipv4.ip_forward", "1"); err != nil {
+	// Replies of a pod to another pod of the bridge that reached it
+	// through a ClusterIP must see the proxy's conntrack entries.
+	if err := n.Sysctl("net.ipv4.ip_forward", "1", "net.bridge.bridge-nf-call-iptables", "1"); err != nil {
 		t.Fatalf("kubeletlab: %v", err)
 	}
 	n.startHolder(t, dir)
@@ -137,7 +109,7 @@ func (n *namespaces) startHolder(t testing.TB, dir string) {
 		fmt.Fprintf(&script, "mount --bind -o ro %s /proc/sys/%s\n", file, k.path)
 	}
 	script.WriteString("mkdir -p /run/netns /usr/lib/modules\necho ready\nexec sleep infinity\n")
-	cmd := exec.Command("nsenter", "--net=/run/netns/"+n.node, "--",
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+n.name, "--",
 		"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
@@ -166,18 +138,10 @@ func (n *namespaces) Command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// OutsideCommand returns a command that runs name in the outside network
-// namespace (and the host's mount namespace).
-func (n *namespaces) OutsideCommand(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command("ip", append([]string{"netns", "exec", n.outside, name}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	return cmd
-}
-
 // Dial connects from inside the node's network namespace.
 func (n *namespaces) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var conn net.Conn
-	err := nsthread.Do(n.nodeNS, func() error {
+	err := nsthread.Do(n.handle, func() error {
 		var err error
 		conn, err = (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, network, addr)
 		return err
@@ -186,32 +150,20 @@ func (n *namespaces) Dial(ctx context.Context, network, addr string) (net.Conn, 
 }
 
 // Sysctl writes key=value pairs inside the node's network namespace.
-func (n *namespaces) Sysctl(kv ...string) error {
-	return nsthread.Do(n.nodeNS, func() error {
-		for i := 0; i+1 < len(kv); i += 2 {
-			path := "/proc/sys/" + strings.ReplaceAll(kv[i], ".", "/")
-			if err := os.WriteFile(path, []byte(kv[i+1]), 0); err != nil {
-				return fmt.Errorf("sysctl %s=%s: %w", kv[i], kv[i+1], err)
-			}
-		}
-		return nil
-	})
-}
+func (n *namespaces) Sysctl(kv ...string) error { return sysctl(n.handle, kv...) }
 
 // close ends the holder (the mount namespace goes with the last process
-// in it) and deletes both network namespaces.
+// in it) and deletes the network namespace.
 func (n *namespaces) close() {
 	if n.holder != nil && n.holder.Process != nil {
 		n.killMountNS()
 		n.holder.Process.Kill()
 		n.holder.Wait()
 	}
-	if n.nodeNS.IsOpen() {
-		n.nodeNS.Close()
+	if n.handle.IsOpen() {
+		n.handle.Close()
 	}
-	for _, name := range []string{n.node, n.outside} {
-		exec.Command("ip", "netns", "delete", name).Run()
-	}
+	exec.Command("ip", "netns", "delete", n.name).Run()
 }
 
 // killMountNS kills, by PID, every process left in the node's private mount

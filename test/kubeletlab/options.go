@@ -11,9 +11,13 @@ type Options struct {
 	// SandboxImage is the pause image, which must be among Images for
 	// any pod to start.
 	SandboxImage string
-	// Images are OCI archives imported into containerd before kubelet
-	// starts.
+	// Images are OCI archives imported into every node's containerd
+	// before kubelet starts.
 	Images []string
+	// Nodes is how many nodes run (0 is 1), each with its own containerd
+	// and kubelet; the control plane runs on the first. Some of upstream's
+	// Service tests need two.
+	Nodes int
 	// ClusterDNS, if set, is the address kubelet gives pods as their
 	// nameserver (kubelet's clusterDNS, with clusterDomain ClusterDomain):
 	// the ClusterIP of the cluster's DNS Service, which the test deploys

@@ -65,19 +65,28 @@ func rollout(t testing.TB, l *kubeletlab.Lab, name string) {
 // syncedMetric is kube-proxy's time of its last successful sync.
 var syncedMetric = regexp.MustCompile(`(?m)^kubeproxy_sync_proxy_rules_last_timestamp_seconds(\{[^}]*\})? (\S+)$`)
 
-// waitKubeProxySynced waits until kube-proxy's metrics say it has synced:
-// it has no readiness probe (kubeadm gives it none), and it logs no sync at
-// its default verbosity.
+// waitKubeProxySynced waits until kube-proxy's metrics say it has synced,
+// on every node of the lab: it has no readiness probe (kubeadm gives it
+// none), and it logs no sync at its default verbosity.
 func waitKubeProxySynced(t testing.TB, l *kubeletlab.Lab) {
 	t.Helper()
 	start := time.Now()
+	for i := range l.Nodes() {
+		waitKubeProxySyncedOn(t, l, i, start)
+	}
+}
+
+// waitKubeProxySyncedOn waits until kube-proxy has synced on node i, at
+// most a minute after start.
+func waitKubeProxySyncedOn(t testing.TB, l *kubeletlab.Lab, i int, start time.Time) {
+	t.Helper()
 	var last string
 	for time.Since(start) < time.Minute {
-		body, err := l.NodeGet(context.Background(), "http://127.0.0.1:10249/metrics")
+		body, err := l.NodeGetOn(context.Background(), i, "http://127.0.0.1:10249/metrics")
 		if err == nil {
 			for _, m := range syncedMetric.FindAllStringSubmatch(body, -1) {
 				if v, _ := strconv.ParseFloat(m[2], 64); v > 0 {
-					t.Logf("kube-proxy synced %v after its DaemonSet rolled out", time.Since(start).Round(time.Millisecond))
+					t.Logf("kube-proxy synced on %s %v after its DaemonSet rolled out", l.Nodes()[i], time.Since(start).Round(time.Millisecond))
 					return
 				}
 			}
@@ -88,5 +97,5 @@ func waitKubeProxySynced(t testing.TB, l *kubeletlab.Lab) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	out, _ := l.Kubectl("-n", "kube-system", "logs", "daemonset/kube-proxy", "--tail=30")
-	t.Fatalf("kube-proxy did not sync in a minute (%s); its log:\n%s", last, out)
+	t.Fatalf("kube-proxy did not sync on %s in a minute (%s); its log:\n%s", l.Nodes()[i], last, out)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/clusterdns"
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/deploykit"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/kubeletlab"
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/test/testenv"
 )
@@ -23,7 +24,7 @@ func TestClusterDNS(t *testing.T) {
 	testenv.RequireTools(t, "iptables")
 	dir := t.TempDir()
 	im := buildImages(t, dir)
-	product := productArchive(t, dir)
+	product := deploykit.ProductImage(t, dir)
 	coredns := clusterdns.Image(t, dir)
 	l := kubeletlab.StartWith(t, kubeletlab.Options{
 		SandboxImage: pauseImage,

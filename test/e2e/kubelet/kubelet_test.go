@@ -1,6 +1,6 @@
-// Package kubelet is the end-to-end test on a real single-node cluster
-// (test/kubeletlab): it deploys kubectl-svcproxy as a user does, with
-// the image of hack/image.sh and `kubectl apply -k` of an overlay of the
+// Package kubelet is the end-to-end test on a real cluster
+// (test/kubeletlab), of one node unless said otherwise: it deploys
+// kubectl-svcproxy as a user does, with the image of hack/image.sh and `kubectl apply -k` of an overlay of the
 // user's own on top of deploy/overlays/MODE (test/deploykit), then serves a Deployment through a ClusterIP and
 // NodePort Service and checks that traffic from a pod, from the node and
 // from outside reaches every backend, follows scaling, and that
@@ -11,6 +11,7 @@
 // TestKubeProxySwitch (switch_test.go) switches a node from the real
 // kube-proxy to the tool and back under traffic. TestClusterDNS
 // (dns_test.go) gives the cluster DNS as kubeadm does, behind the tool.
+// TestTwoNodes (twonode_test.go) checks the lab's network across two nodes.
 package kubelet
 
 import (

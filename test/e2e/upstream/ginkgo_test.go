@@ -39,7 +39,7 @@ func runGinkgo(t *testing.T, l *kubeletlab.Lab, bins, focus, out string) []Resul
 		"--kubectl-path=" + filepath.Join(testcluster.NodeBinaries(t), "kubectl"),
 		"--provider=skeleton",
 		"--report-dir=" + report,
-		"--num-nodes=1",
+		"--num-nodes=" + strconv.Itoa(len(l.Nodes())),
 		"--dns-domain=cluster.local",
 		"--node-os-distro=debian",
 		// kube-system holds the proxy's DaemonSet, which the suite

@@ -73,7 +73,7 @@ func TestUpstreamE2E(t *testing.T) {
 		{"date", time.Now().UTC().Format("2006-01-02")},
 		{"duration", time.Since(start).Round(time.Second).String()},
 		{"procs", strconv.Itoa(procs(t))},
-		{"nodes", "1"},
+		{"nodes", strconv.Itoa(len(l.Nodes()))},
 	}, Results: Merge(listed, reported)}
 	writeRun(t, filepath.Join(out, name+".tsv"), run)
 	logCounts(t, run)

@@ -69,8 +69,8 @@ alternative() {
 }
 
 # busybox_links ROOTFS DIR [all] links each applet of ROOTFS's
-# /bin/busybox (busybox-static, run on this machine: the image is built
-# for its architecture) into DIR: all of them with "all" (upstream's
+# /bin/busybox (run on this machine, which the image is built for, with
+# this machine's glibc) into DIR: all of them with "all" (upstream's
 # busybox image), otherwise only the ones that no package provides, the
 # way Alpine's busybox fills in what its packages leave out.
 busybox_links() {

@@ -12,9 +12,10 @@
 # other command (wget, nslookup's fallback, hostname...). Here the same
 # tools from Debian, dash as /bin/sh, GNU wget, and Debian's busybox
 # (linked to the image's libc) for whatever those packages leave out.
-# Not busybox-static: a static glibc program loads the image's shared NSS
-# modules to look an address up and dies of a segmentation fault (every
-# "wget http://CLUSTER-IP" of the Service tests did). Upstream's fake
+# Not busybox's wget: 1.35's segfaults on a URL without a port, the
+# static build in this image (it loads the image's shared NSS modules),
+# the dynamic one when given -T, as the tests' "wget -T 5 -qO- URL" does
+# (TestE2EImages saw both). Upstream's fake
 # registry (/var/registry, for the image-pull tests) and coredns 1.6.2
 # (for DNS tests that run their own server) are left out: neither is in
 # the module and no Service test uses them.
@@ -46,11 +47,13 @@ build_agnhost() {
 }
 
 # busybox: upstream mirrors Docker's busybox:1.37.0, /bin/busybox with a
-# link per applet in /bin. Here Debian's busybox-static (1.35) laid out
-# the same way.
+# link per applet in /bin, linked against glibc (the default variant).
+# Here Debian's busybox (1.35, glibc too) laid out the same way. Its wget
+# segfaults when given -T with a URL that has no port; the tests run
+# wget in agnhost only.
 build_busybox() {
   local r=$build/busybox
-  fetch busybox busybox-static
+  fetch busybox busybox
   unchanged busybox "$build/busybox.debs" && return 0
   assemble busybox
   busybox_links "$r" /bin all
@@ -62,10 +65,12 @@ build_busybox() {
 # nginx: upstream mirrors nginx:1.27-alpine (nginx -g 'daemon off;' on
 # port 80, logs to the container's stdout and stderr). Here Debian's
 # nginx (1.22) with Debian's configuration: the default site on port 80,
-# running as www-data.
+# running as www-data, behind an entrypoint that, like upstream's
+# 10-listen-on-ipv6-by-default.sh, drops the IPv6 listener in a pod
+# without IPv6 (where nginx would otherwise fail to start).
 build_nginx() {
   local r=$build/nginx
-  fetch nginx nginx dash
+  fetch nginx nginx dash sed
   unchanged nginx "$build/nginx.debs" && return 0
   assemble nginx
   ln -sfn dash "$r/bin/sh"
@@ -74,13 +79,17 @@ build_nginx() {
   mkdir -p "$r/etc/nginx/sites-enabled" "$r/etc/nginx/modules-enabled" "$r/var/lib/nginx" "$r/var/log/nginx" "$r/var/www/html"
   # What nginx-common's postinst does: enable the default site, install
   # its page.
-  [ -e "$r/etc/nginx/sites-enabled/default" ] || ln -s /etc/nginx/sites-available/default "$r/etc/nginx/sites-enabled/default"
+  [ -L "$r/etc/nginx/sites-enabled/default" ] || ln -s /etc/nginx/sites-available/default "$r/etc/nginx/sites-enabled/default"
   [ -e "$r/var/www/html/index.nginx-debian.html" ] || cp "$r/usr/share/nginx/html/index.html" "$r/var/www/html/index.nginx-debian.html"
   ln -sfn /dev/stdout "$r/var/log/nginx/access.log"
   ln -sfn /dev/stderr "$r/var/log/nginx/error.log"
-  require_commands "$r" nginx nginx sh
+  printf '%s\n' '#!/bin/sh' \
+    "[ -e /proc/net/if_inet6 ] || sed -i '/listen \\[::\\]/d' /etc/nginx/sites-enabled/default" \
+    'exec "$@"' >"$r/docker-entrypoint.sh"
+  chmod 0755 "$r/docker-entrypoint.sh"
+  require_commands "$r" nginx nginx sh sed
   write nginx registry.k8s.io/e2e-test-images/nginx:1.27.0-2 \
-    -cmd nginx -cmd -g -cmd 'daemon off;' -label org.opencontainers.image.version=1.27.0-2
+    -entrypoint /docker-entrypoint.sh -cmd nginx -cmd -g -cmd 'daemon off;' -label org.opencontainers.image.version=1.27.0-2
 }
 
 # glibc-dns-testing: upstream is debian:bookworm-slim with dnsutils (and

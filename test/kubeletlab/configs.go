@@ -49,7 +49,10 @@ state = "/run/containerd"
 
 // cniConfig is the pod network: a bridge cni0 on the node, gateway of the
 // node's pod range podCIDR, whose addresses host-local hands out, with
-// hairpin mode so that a pod reaches itself through a Service.
+// hairpin mode so that a pod reaches itself through a Service; and the
+// portmap plugin for pods' hostPorts, as kind and most CNI set-ups chain
+// it (Kubernetes' HostPort conformance test needs it). Its iptables rules
+// (CNI-HOSTPORT-*) sit beside the proxy's, which must leave them alone.
 func cniConfig(podCIDR string) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
@@ -66,6 +69,10 @@ func cniConfig(podCIDR string) string {
         "ranges": [[{"subnet": %q}]],
         "routes": [{"dst": "0.0.0.0/0"}]
       }
+    },
+    {
+      "type": "portmap",
+      "capabilities": {"portMappings": true}
     }
   ]
 }

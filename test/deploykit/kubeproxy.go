@@ -68,9 +68,12 @@ type KubeProxy struct {
 // `addon/kube-proxy` phase): the ServiceAccount kube-proxy bound to the
 // bootstrap ClusterRole system:node-proxier, the ConfigMap kube-proxy with
 // a KubeProxyConfiguration and a kubeconfig, and the DaemonSet kube-proxy,
-// privileged in the host network. The conntrack settings are zero, as in
-// test/conformance: a lab node shares the host's kernel, whose global
-// conntrack table size and hash size kube-proxy must not change.
+// privileged in the host network. conntrack's maxPerCore is zero, as in
+// test/conformance and in kind: a lab node shares the host's kernel,
+// whose global conntrack table size and hash size kube-proxy must not
+// change. The TCP timeouts keep kubeadm's defaults (24h established, 1h
+// CLOSE_WAIT): they are sysctls of the node's own network namespace, and
+// Kubernetes' e2e test "should set TCP CLOSE_WAIT timeout" checks them.
 func KubeProxyManifests(k KubeProxy) string {
 	return fmt.Sprintf(kubeProxyTemplate, k.APIServer, k.Mode, k.ClusterCIDR, k.Image)
 }
@@ -130,8 +133,6 @@ data:
       kubeconfig: /var/lib/kube-proxy/kubeconfig.conf
     conntrack:
       maxPerCore: 0
-      tcpEstablishedTimeout: 0s
-      tcpCloseWaitTimeout: 0s
 ---
 apiVersion: apps/v1
 kind: DaemonSet

@@ -105,13 +105,17 @@ func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []s
 			return nil, err
 		}
 	}
-	texts, plans, err := o.planEachNode(newSnap, oldSnap, nodes, excluded)
+	reps, classOf, err := o.nodeClasses(newSnap, oldSnap, nodes)
+	if err != nil {
+		return nil, err
+	}
+	texts, plans, err := o.planEachNode(newSnap, oldSnap, reps, excluded)
 	if err != nil {
 		return nil, err
 	}
 	var g review.Grouper[*nodePlan]
 	for i, node := range nodes {
-		g.Add(node, texts[i], plans[i])
+		g.Add(node, texts[classOf[i]], plans[classOf[i]])
 	}
 	groups := g.Groups()
 	if o.output == "markdown" {

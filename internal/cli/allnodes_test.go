@@ -15,11 +15,14 @@ import (
 
 // --all-nodes gives every node exactly the plan that plan --against
 // --node-name gives it alone, in every mode, though it shares builds and
-// renders between nodes and between the snapshots. The change keeps the
-// objects' resourceVersions, as a hand-edited file does: the sharing must
-// go by content.
+// renders between nodes and between the snapshots, and in iptables mode
+// plans one node for all those it finds the same (nodeClasses). The change
+// keeps the objects' resourceVersions, as a hand-edited file does: the
+// sharing must go by content. There are more nodes than endpoints of
+// Services with a Local policy, so that nodes do share a plan, in zones,
+// pod ranges and source ranges that set some of them apart.
 func TestAllNodesEqualsEachNodeAlone(t *testing.T) {
-	const nodes = 9
+	const nodes = 30
 	newPath, oldPath := writeFleetWith(t, nodes, 12, varyFleet)
 	runs := [][]string{{"--detect-local-mode=NodeCIDR"}}
 	for _, mode := range kernelModes {

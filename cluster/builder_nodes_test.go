@@ -1,0 +1,93 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
+)
+
+// nodesFixture adds to builderFixture two nodes that no endpoint names
+// by nodeName, an internal traffic policy Local, and a Service whose
+// endpoints name nodes in forNodes hints: what a build for another node
+// must see differently.
+const nodesFixture = builderFixture + `---
+apiVersion: v1
+kind: Node
+metadata: {name: node-3, labels: {topology.kubernetes.io/zone: zone-a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-4, labels: {topology.kubernetes.io/zone: zone-a}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: near, namespace: ns3}
+spec:
+  clusterIP: 10.96.0.30
+  internalTrafficPolicy: Local
+  ports: [{name: http, port: 80, protocol: TCP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: hinted, namespace: ns3}
+spec:
+  clusterIP: 10.96.0.31
+  trafficDistribution: PreferSameNode
+  ports: [{name: http, port: 80, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: near-a, namespace: ns3, labels: {kubernetes.io/service-name: near}}
+addressType: IPv4
+ports: [{name: http, port: 8080, protocol: TCP}]
+endpoints:
+- {addresses: [10.244.3.9], nodeName: node-3, conditions: {ready: true}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: hinted-a, namespace: ns3, labels: {kubernetes.io/service-name: hinted}}
+addressType: IPv4
+ports: [{name: http, port: 8080, protocol: TCP}]
+endpoints:
+- {addresses: [10.244.1.9], nodeName: node-1, conditions: {ready: true}, hints: {forNodes: [{name: node-4}]}}
+- {addresses: [10.244.2.9], nodeName: node-2, conditions: {ready: true}, hints: {forNodes: [{name: node-2}]}}
+`
+
+// TestBuilderAcrossNodes holds one Builder, building node after node of
+// one snapshot as plan --all-nodes does, to Build for each node: a
+// Service whose endpoints name neither the node before nor this one is
+// taken over, and must be what Build makes of it.
+func TestBuilderAcrossNodes(t *testing.T) {
+	s := mustDecode(t, nodesFixture)
+	if err := s.VersionByContent(); err != nil {
+		t.Fatal(err)
+	}
+	var inc Builder
+	var before *nodetable.Tables
+	prevNode := ""
+	for _, node := range []string{"node-1", "node-3", "node-4", "node-2", "node-4", "node-3", "node-1", "node-4"} {
+		cfg := Config{NodeName: node}
+		want, wantWarn, err := Build(s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotWarn, err := inc.Build(s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmpDiff(want, got); d != "" {
+			t.Errorf("%s: tables differ from Build's (-Build +Builder):\n%s", node, d)
+		}
+		if d := cmpDiff(warningStrings(wantWarn), warningStrings(gotWarn)); d != "" {
+			t.Errorf("%s: warnings differ from Build's (-Build +Builder):\n%s", node, d)
+		}
+		if prevNode == "node-3" && node == "node-4" {
+			// ns1/web's endpoints name node-1 and node-2.
+			prev := portNamed(t, before.IPv4, "ns1/web:http")
+			if this := portNamed(t, got.IPv4, "ns1/web:http"); &prev.AllEndpoints[0] != &this.AllEndpoints[0] {
+				t.Errorf("%s: ns1/web names neither node, but its endpoints were built again", node)
+			}
+		}
+		before, prevNode = got, node
+	}
+}

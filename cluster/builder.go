@@ -21,7 +21,9 @@ import (
 // merges and categorizes one Service, not all of them. Another node
 // counts as the same node for a Service whose endpoints name neither
 // node (by nodeName or a forNodes hint), which is most Services: that is
-// all a node changes in them (plan --all-nodes builds node after node). An object without
+// all a node changes in them (plan --all-nodes builds node after node);
+// and another zone as the same zone for one whose endpoints have no
+// forZones hint. An object without
 // a UID or resourceVersion, as in a hand-written file, is built anew each
 // time.
 //
@@ -91,6 +93,9 @@ type sliceEntry struct {
 	// nodes are the nodes its endpoints name, by nodeName or forNodes
 	// hint: for any other node it reads the same as for nodeName.
 	nodes []string
+	// zoned: some endpoint has a forZones hint. Without one, the zone
+	// decides nothing in categorize.
+	zoned bool
 }
 
 // sameFor reports whether what the entry read for its node is what it
@@ -104,6 +109,11 @@ func (e *sliceEntry) sameFor(node string) bool {
 type groupEntry struct {
 	members   []*sliceEntry
 	endpoints map[nodetable.ServicePortName][]nodetable.Endpoint
+}
+
+// zoned reports whether an endpoint of the group has a forZones hint.
+func (g *groupEntry) zoned() bool {
+	return g != nil && slices.ContainsFunc(g.members, func(m *sliceEntry) bool { return m.zoned })
 }
 
 // names reports whether an endpoint of the group names node. A nil group
@@ -288,16 +298,18 @@ func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sli
 	if !ok {
 		name = ""
 	}
-	return &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings, nodes: namedNodes(read)}, read
+	e = &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}
+	e.nodes, e.zoned = namedNodes(read)
+	return e, read
 }
 
 // namedNodes lists the nodes that the endpoints read name, by nodeName or
-// forNodes hint, each once.
-func namedNodes(read []slicePorts) []string {
-	var out []string
+// forNodes hint, each once, and says whether one has a forZones hint.
+func namedNodes(read []slicePorts) (out []string, zoned bool) {
 	for _, p := range read {
 		for i := range p.endpoints {
 			ep := &p.endpoints[i]
+			zoned = zoned || len(ep.ZoneHints) > 0
 			if ep.NodeName != "" && !slices.Contains(out, ep.NodeName) {
 				out = append(out, ep.NodeName)
 			}
@@ -308,7 +320,7 @@ func namedNodes(read []slicePorts) []string {
 			}
 		}
 	}
-	return out
+	return out, zoned
 }
 
 // tablePorts is the ports of services in t, in order, each Service's
@@ -333,7 +345,7 @@ func (m *Builder) tablePorts(next *memo, services []*serviceEntry, groups map[se
 func (m *Builder) portsOf(svc *serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) *portsEntry {
 	k := serviceKey{svc.svc.namespace, svc.svc.name, t.Family}
 	g := groups[k]
-	if e := m.prev.ports[k]; e != nil && e.service == svc && e.group == g && e.zone == t.Node.Zone &&
+	if e := m.prev.ports[k]; e != nil && e.service == svc && e.group == g && (e.zone == t.Node.Zone || !g.zoned()) &&
 		(e.nodeName == nodeName || (!g.names(nodeName) && !g.names(e.nodeName))) {
 		return e
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
 )
 
-// nodesFixture adds to builderFixture two nodes that no endpoint names
-// by nodeName, an internal traffic policy Local, and a Service whose
-// endpoints name nodes in forNodes hints: what a build for another node
-// must see differently.
+// nodesFixture adds to builderFixture three nodes that no endpoint names
+// by nodeName, in both zones, an internal traffic policy Local, a Service
+// whose endpoints name nodes in forNodes hints and one with forZones
+// hints: what a build for another node must see differently.
 const nodesFixture = builderFixture + `---
 apiVersion: v1
 kind: Node
@@ -18,6 +18,26 @@ metadata: {name: node-3, labels: {topology.kubernetes.io/zone: zone-a}}
 apiVersion: v1
 kind: Node
 metadata: {name: node-4, labels: {topology.kubernetes.io/zone: zone-a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-5, labels: {topology.kubernetes.io/zone: zone-b}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: zoned, namespace: ns3}
+spec:
+  clusterIP: 10.96.0.32
+  ports: [{name: http, port: 80, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: zoned-a, namespace: ns3, labels: {kubernetes.io/service-name: zoned}}
+addressType: IPv4
+ports: [{name: http, port: 8080, protocol: TCP}]
+endpoints:
+- {addresses: [10.244.1.10], nodeName: node-1, conditions: {ready: true}, hints: {forZones: [{name: zone-a}]}}
+- {addresses: [10.244.2.10], nodeName: node-2, conditions: {ready: true}, hints: {forZones: [{name: zone-b}]}}
 ---
 apiVersion: v1
 kind: Service
@@ -65,7 +85,7 @@ func TestBuilderAcrossNodes(t *testing.T) {
 	var inc Builder
 	var before *nodetable.Tables
 	prevNode := ""
-	for _, node := range []string{"node-1", "node-3", "node-4", "node-2", "node-4", "node-3", "node-1", "node-4"} {
+	for _, node := range []string{"node-1", "node-3", "node-4", "node-5", "node-3", "node-2", "node-4", "node-3", "node-1", "node-5", "node-4"} {
 		cfg := Config{NodeName: node}
 		want, wantWarn, err := Build(s, cfg)
 		if err != nil {

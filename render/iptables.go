@@ -105,6 +105,12 @@ func IPTables(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
 }
 
 func newIPTablesState(t *nodetable.ServiceTable, cfg *Config) *iptablesState {
+	return newIPTablesStateSized(t, cfg, 0, 0)
+}
+
+// newIPTablesStateSized is newIPTablesState with room for about as many
+// filter and nat chains as a render before had.
+func newIPTablesStateSized(t *nodetable.ServiceTable, cfg *Config, filter, nat int) *iptablesState {
 	s := &iptablesState{
 		t:       t,
 		cfg:     cfg,
@@ -112,8 +118,8 @@ func newIPTablesState(t *nodetable.ServiceTable, cfg *Config) *iptablesState {
 		mark:    cfg.masqueradeMark(),
 		local:   cfg.localDetector(t),
 		np:      cfg.resolveNodePorts(t, NodePortAll),
-		filter:  map[string]*ipt.Chain{},
-		nat:     map[string]*ipt.Chain{},
+		filter:  make(map[string]*ipt.Chain, filter),
+		nat:     make(map[string]*ipt.Chain, nat),
 		epNames: map[netip.AddrPort]endpointNames{},
 	}
 	s.lhNP = cfg.LocalhostNodePorts && s.np.containsIPv4Loopback && !s.v6

@@ -114,10 +114,10 @@ func (o *iptPortOutput) sharedRule(table ipt.TableName, c *ipt.Chain, r ipt.Rule
 
 // Render renders t with cfg, reusing the output of unchanged ports.
 func (r *IPTablesRenderer) Render(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
-	s := newIPTablesState(t, &cfg)
 	if r.order == nil {
 		r.order = map[ipt.TableName]*chainOrder{ipt.Filter: {}, ipt.NAT: {}}
 	}
+	s := newIPTablesStateSized(t, &cfg, len(r.order[ipt.Filter].last), len(r.order[ipt.NAT].last))
 	s.order = r.order
 	s.writeFixedRules()
 	setup := fmt.Sprintf("%s large=%v local=%+v lhNP=%v", iptablesMemoSetup(t, cfg), s.large, s.local, s.lhNP)

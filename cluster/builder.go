@@ -299,7 +299,9 @@ func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sli
 		name = ""
 	}
 	e = &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}
-	e.nodes, e.zoned = namedNodes(read)
+	if !m.oneShot {
+		e.nodes, e.zoned = namedNodes(read)
+	}
 	return e, read
 }
 

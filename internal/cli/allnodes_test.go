@@ -193,3 +193,32 @@ func TestAllNodesJoinAndLeave(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, stderr, out)
 	}
 }
+
+// In iptables mode --all-nodes renders one node for all those that host
+// no endpoint of a Service with a Local policy (the fleet has no hints,
+// so zones do not part them), and each of the others on its own; in the
+// other modes it renders every node. --progress says how many.
+func TestAllNodesRendersOnePerClass(t *testing.T) {
+	const nodes = 30
+	_, oldPath := writeFleet(t, nodes, 12)
+	hosts := map[string]bool{}
+	snap := fleetSnapshot(nodes, 12, false)
+	for i, slice := range snap.EndpointSlices {
+		if snap.Services[i].Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+			for _, ep := range slice.Endpoints {
+				hosts[*ep.NodeName] = true
+			}
+		}
+	}
+	for mode, want := range map[Mode]int{ModeIPTables: len(hosts) + 1, ModeNFTables: nodes, ModeIPVS: nodes} {
+		_, stderr := runWithClock(t, &steppingClock{}, "plan", "-f", oldPath, "--against", oldPath, "--all-nodes",
+			"--family=ipv4", "--mode="+string(mode), "--progress")
+		line := fmt.Sprintf("planned %d nodes, %d of them rendered: 1 groups", nodes, want)
+		if !strings.Contains(stderr, line) {
+			t.Errorf("%s: stderr does not say %q:\n%s", mode, line, stderr)
+		}
+	}
+	if len(hosts) >= nodes-1 {
+		t.Fatalf("the fleet's Local endpoints are on %d of %d nodes: no class to share", len(hosts), nodes)
+	}
+}

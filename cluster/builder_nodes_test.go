@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -110,4 +113,64 @@ func TestBuilderAcrossNodes(t *testing.T) {
 		}
 		before, prevNode = got, node
 	}
+}
+
+// TestBuilderWalksAFleet walks one Builder over the nodes of a generated
+// cluster in a shuffled order, with every kind of Service a node can see
+// differently (traffic policies Local, forNodes and forZones hints, not
+// ready endpoints, endpoints without a node), each build held to Build.
+func TestBuilderWalksAFleet(t *testing.T) {
+	s := fleetYAML(12, 40)
+	snap := mustDecode(t, s)
+	if err := snap.VersionByContent(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var inc Builder
+	for step := range 60 {
+		node := fmt.Sprintf("node-%d", rng.IntN(12))
+		cfg := Config{NodeName: node}
+		want, _, err := Build(snap, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := inc.Build(snap, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmpDiff(want, got); d != "" {
+			t.Fatalf("step %d, %s: tables differ from Build's (-Build +Builder):\n%s", step, node, d)
+		}
+	}
+}
+
+// fleetYAML is a cluster of nodes Nodes in three zones and services
+// Services of five endpoints each, the kind of Service and of endpoint
+// varying with its number.
+func fleetYAML(nodes, services int) string {
+	var b strings.Builder
+	for i := range nodes {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%d, labels: {topology.kubernetes.io/zone: zone-%d}}\n", i, i%3)
+	}
+	for i := range services {
+		policy := [...]string{"", "externalTrafficPolicy: Local", "internalTrafficPolicy: Local", ""}[i%4]
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: svc-%d, namespace: ns}\nspec:\n  type: NodePort\n  clusterIP: 10.96.1.%d\n  %s\n  ports: [{name: http, port: 80, nodePort: %d, protocol: TCP}]\n",
+			i, i, policy, 30000+i)
+		fmt.Fprintf(&b, "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: svc-%d-a, namespace: ns, labels: {kubernetes.io/service-name: svc-%d}}\naddressType: IPv4\nports: [{name: http, port: 8080, protocol: TCP}]\nendpoints:\n", i, i)
+		for j := range 5 {
+			k := i*5 + j
+			ep := fmt.Sprintf("  - addresses: [10.244.%d.%d]\n    conditions: {ready: %v}\n", k/250, k%250+1, k%7 != 3)
+			if k%11 != 5 {
+				ep += fmt.Sprintf("    nodeName: node-%d\n", (k*7)%nodes)
+			}
+			switch i % 5 {
+			case 1:
+				ep += fmt.Sprintf("    hints: {forZones: [{name: zone-%d}]}\n", j%3)
+			case 3:
+				ep += fmt.Sprintf("    hints: {forNodes: [{name: node-%d}]}\n", (k*5)%nodes)
+			}
+			b.WriteString(ep)
+		}
+	}
+	return b.String()
 }

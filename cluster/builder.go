@@ -18,7 +18,12 @@ import (
 // server changes on every write), and the next Build reuses that for
 // every Service whose Service object, EndpointSlices, node name and zone
 // are all unchanged. A sync after a one-endpoint change thus parses,
-// merges and categorizes one Service, not all of them. An object without
+// merges and categorizes one Service, not all of them. Another node
+// counts as the same node for a Service whose endpoints name neither
+// node (by nodeName or a forNodes hint), which is most Services: that is
+// all a node changes in them (plan --all-nodes builds node after node);
+// and another zone as the same zone for one whose endpoints have no
+// forZones hint. An object without
 // a UID or resourceVersion, as in a hand-written file, is built anew each
 // time.
 //
@@ -85,12 +90,44 @@ type sliceEntry struct {
 	nodeName string
 	service  string // the Service it belongs to; "": unusable
 	warnings []Warning
+	// nodes are the nodes its endpoints name, by nodeName or forNodes
+	// hint: for any other node it reads the same as for nodeName.
+	nodes []string
+	// zoned: some endpoint has a forZones hint. Without one, the zone
+	// decides nothing in categorize.
+	zoned bool
+}
+
+// sameFor reports whether what the entry read for its node is what it
+// reads for node: the same node, or one that it names no more than its
+// own (neither is named, so no endpoint is local to either).
+func (e *sliceEntry) sameFor(node string) bool {
+	return e.nodeName == node || (!slices.Contains(e.nodes, node) && !slices.Contains(e.nodes, e.nodeName))
 }
 
 // groupEntry is the merged endpoints of one Service's slices.
 type groupEntry struct {
 	members   []*sliceEntry
 	endpoints map[nodetable.ServicePortName][]nodetable.Endpoint
+}
+
+// zoned reports whether an endpoint of the group has a forZones hint.
+func (g *groupEntry) zoned() bool {
+	return g != nil && slices.ContainsFunc(g.members, func(m *sliceEntry) bool { return m.zoned })
+}
+
+// names reports whether an endpoint of the group names node. A nil group
+// names none.
+func (g *groupEntry) names(node string) bool {
+	if g == nil {
+		return false
+	}
+	for _, m := range g.members {
+		if slices.Contains(m.nodes, node) {
+			return true
+		}
+	}
+	return false
 }
 
 // portsEntry is one Service's ports in one family, categorized for a node.
@@ -253,7 +290,7 @@ func mergeGroup(nodeName string, f nodetable.Family, ms []member) *groupEntry {
 func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sliceKey) (*sliceEntry, []slicePorts) {
 	v := versionOf(&slice.ObjectMeta)
 	e := m.prev.slices[k]
-	if e != nil && v.known() && e.version == v && e.nodeName == nodeName {
+	if e != nil && v.known() && e.version == v && e.sameFor(nodeName) {
 		return e, nil
 	}
 	sb := &builder{nodeName: nodeName}
@@ -261,7 +298,31 @@ func (m *Builder) slice(nodeName string, slice *discoveryv1.EndpointSlice, k sli
 	if !ok {
 		name = ""
 	}
-	return &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}, read
+	e = &sliceEntry{version: v, nodeName: nodeName, service: name, warnings: sb.warnings}
+	if !m.oneShot {
+		e.nodes, e.zoned = namedNodes(read)
+	}
+	return e, read
+}
+
+// namedNodes lists the nodes that the endpoints read name, by nodeName or
+// forNodes hint, each once, and says whether one has a forZones hint.
+func namedNodes(read []slicePorts) (out []string, zoned bool) {
+	for _, p := range read {
+		for i := range p.endpoints {
+			ep := &p.endpoints[i]
+			zoned = zoned || len(ep.ZoneHints) > 0
+			if ep.NodeName != "" && !slices.Contains(out, ep.NodeName) {
+				out = append(out, ep.NodeName)
+			}
+			for _, n := range ep.NodeHints {
+				if !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out, zoned
 }
 
 // tablePorts is the ports of services in t, in order, each Service's
@@ -286,7 +347,8 @@ func (m *Builder) tablePorts(next *memo, services []*serviceEntry, groups map[se
 func (m *Builder) portsOf(svc *serviceEntry, groups map[serviceKey]*groupEntry, t *nodetable.ServiceTable, nodeName string) *portsEntry {
 	k := serviceKey{svc.svc.namespace, svc.svc.name, t.Family}
 	g := groups[k]
-	if e := m.prev.ports[k]; e != nil && e.service == svc && e.group == g && e.nodeName == nodeName && e.zone == t.Node.Zone {
+	if e := m.prev.ports[k]; e != nil && e.service == svc && e.group == g && (e.zone == t.Node.Zone || !g.zoned()) &&
+		(e.nodeName == nodeName || (!g.names(nodeName) && !g.names(e.nodeName))) {
 		return e
 	}
 	ports := svc.svc.portsFor(t.Family)

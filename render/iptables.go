@@ -80,7 +80,8 @@ type iptablesState struct {
 
 	builder ipt.Builder
 	epNames map[netip.AddrPort]endpointNames
-	rec     *iptPortOutput // what the port being written writes, for IPTablesRenderer
+	rec     *iptPortOutput                // what the port being written writes, for IPTablesRenderer
+	order   map[ipt.TableName]*chainOrder // IPTablesRenderer's, or nil: sort each table
 }
 
 // rb returns the shared rule builder, emptied. Rules are composed one at a
@@ -104,6 +105,12 @@ func IPTables(t *nodetable.ServiceTable, cfg Config) *ipt.Ruleset {
 }
 
 func newIPTablesState(t *nodetable.ServiceTable, cfg *Config) *iptablesState {
+	return newIPTablesStateSized(t, cfg, 0, 0)
+}
+
+// newIPTablesStateSized is newIPTablesState with room for about as many
+// filter and nat chains as a render before had.
+func newIPTablesStateSized(t *nodetable.ServiceTable, cfg *Config, filter, nat int) *iptablesState {
 	s := &iptablesState{
 		t:       t,
 		cfg:     cfg,
@@ -111,8 +118,8 @@ func newIPTablesState(t *nodetable.ServiceTable, cfg *Config) *iptablesState {
 		mark:    cfg.masqueradeMark(),
 		local:   cfg.localDetector(t),
 		np:      cfg.resolveNodePorts(t, NodePortAll),
-		filter:  map[string]*ipt.Chain{},
-		nat:     map[string]*ipt.Chain{},
+		filter:  make(map[string]*ipt.Chain, filter),
+		nat:     make(map[string]*ipt.Chain, nat),
 		epNames: map[netip.AddrPort]endpointNames{},
 	}
 	s.lhNP = cfg.LocalhostNodePorts && s.np.containsIPv4Loopback && !s.v6
@@ -233,10 +240,22 @@ func (s *iptablesState) ruleset() *ipt.Ruleset {
 	return &ipt.Ruleset{
 		Family: s.t.Family,
 		Tables: []*ipt.Table{
-			assembleTable(ipt.Filter, s.filter),
-			assembleTable(ipt.NAT, s.nat),
+			s.assemble(ipt.Filter, s.filter),
+			s.assemble(ipt.NAT, s.nat),
 		},
 	}
+}
+
+// assemble is assembleTable, in the order of the render before when the
+// renderer keeps it.
+func (s *iptablesState) assemble(name ipt.TableName, chains map[string]*ipt.Chain) *ipt.Table {
+	o := s.order[name]
+	if o == nil {
+		return assembleTable(name, chains)
+	}
+	t := &ipt.Table{Name: name, Chains: BuiltinJumps(name)}
+	t.Chains = append(t.Chains, o.sorted(chains)...)
+	return t
 }
 
 func assembleTable(name ipt.TableName, chains map[string]*ipt.Chain) *ipt.Table {

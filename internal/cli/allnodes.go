@@ -54,11 +54,11 @@ func (o *PlanOptions) runAllNodes(newSnap, oldSnap *cluster.Snapshot) error {
 	}
 	st := o.reporter().Start(fmt.Sprintf("planning %d nodes", len(nodes)))
 	defer st.End()
-	groups, err := o.planAllNodes(newSnap, oldSnap, nodes)
+	groups, rendered, err := o.planAllNodes(newSnap, oldSnap, nodes)
 	if err != nil {
 		return err
 	}
-	st.Done("planned %d nodes: %d groups", len(nodes), len(groups))
+	st.Done("planned %d nodes, %d of them rendered: %d groups", len(nodes), rendered, len(groups))
 	if joins := joiningNodes(groups); len(joins) > 0 {
 		o.warnf("%s not in %s: planned against an empty ruleset, as nodes that join", review.NodeList(joins, textNodeNames), o.againstName())
 	}

@@ -59,10 +59,17 @@ func equalPort(a, b *nodetable.ServicePort) bool {
 		a.HasEndpoints == b.HasEndpoints &&
 		slices.Equal(a.ExternalIPs, b.ExternalIPs) && slices.Equal(a.LoadBalancerVIPs, b.LoadBalancerVIPs) &&
 		slices.Equal(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) &&
-		slices.EqualFunc(a.AllEndpoints, b.AllEndpoints, equalEndpoint) &&
-		slices.EqualFunc(a.ClusterEndpoints, b.ClusterEndpoints, equalEndpoint) &&
-		slices.EqualFunc(a.LocalEndpoints, b.LocalEndpoints, equalEndpoint) &&
-		slices.EqualFunc(a.ReachableEndpoints, b.ReachableEndpoints, equalEndpoint)
+		equalEndpoints(a.AllEndpoints, b.AllEndpoints) && equalEndpoints(a.ClusterEndpoints, b.ClusterEndpoints) &&
+		equalEndpoints(a.LocalEndpoints, b.LocalEndpoints) && equalEndpoints(a.ReachableEndpoints, b.ReachableEndpoints)
+}
+
+// equalEndpoints is true for the very same list, which cluster.Builder
+// hands over from node to node, without comparing it endpoint by endpoint.
+func equalEndpoints(a, b []nodetable.Endpoint) bool {
+	if len(a) == len(b) && len(a) > 0 && &a[0] == &b[0] {
+		return true
+	}
+	return slices.EqualFunc(a, b, equalEndpoint)
 }
 
 func equalEndpoint(a, b nodetable.Endpoint) bool {

@@ -14,18 +14,21 @@ import (
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/review"
 )
 
-// What --all-nodes shares between nodes. Most of a node's plan is the
-// same as the next node's, but kube-proxy's rules are not a sum of
+// What --all-nodes shares between nodes. In iptables mode, nodes whose
+// tables the render reads the same get the same plan, and one of them is
+// planned for all (nodeClasses). Most of a planned node's plan is the
+// same as the next one's, but kube-proxy's rules are not a sum of
 // node-independent parts (local endpoints, the node's addresses and pod
-// range enter some Services' rules), so each node is still built,
-// rendered and diffed whole; what is shared is the work on what is the
-// same:
+// range enter some Services' rules), so each planned node is still
+// built, rendered and diffed whole; what is shared is the work on what
+// is the same:
 //   - each snapshot is decoded once;
 //   - objects are versioned by their content (cluster.VersionByContent),
 //     and one cluster.Builder builds a node's OLD, then its NEW: the
 //     Services and EndpointSlices the change leaves alone are handed over
 //     from OLD's build, and a Service is parsed once per snapshot, not once
-//     per node;
+//     per node; from one node to the next, so are the Services whose
+//     endpoints name neither node;
 //   - the renderers keep each port's rules from the render before, and a
 //     port equal to one seen before (portInterner) is handed to them as
 //     that very value: NEW's render writes only what the change changed,
@@ -94,36 +97,41 @@ func (p *nodePlanner) plan(node string, newSnap, oldSnap *cluster.Snapshot) (wan
 	return want, live, plan, err
 }
 
-// planAllNodes plans every node and groups them by their plan's text.
-func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []string) ([]review.Group[*nodePlan], error) {
+// planAllNodes plans every node and groups them by their plan's text;
+// rendered counts the nodes it rendered (nodeClasses).
+func (o *PlanOptions) planAllNodes(newSnap, oldSnap *cluster.Snapshot, nodes []string) (groups []review.Group[*nodePlan], rendered int, err error) {
 	excluded, err := o.kernel.excludeCIDRs("--ipvs-exclude-cidrs")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, snap := range []*cluster.Snapshot{newSnap, oldSnap} {
 		if err := snap.VersionByContent(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	texts, plans, err := o.planEachNode(newSnap, oldSnap, nodes, excluded)
+	reps, classOf, err := o.nodeClasses(newSnap, oldSnap, nodes)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	texts, plans, err := o.planEachNode(newSnap, oldSnap, reps, excluded)
+	if err != nil {
+		return nil, 0, err
 	}
 	var g review.Grouper[*nodePlan]
 	for i, node := range nodes {
-		g.Add(node, texts[i], plans[i])
+		g.Add(node, texts[classOf[i]], plans[classOf[i]])
 	}
-	groups := g.Groups()
+	groups = g.Groups()
 	if o.output == "markdown" {
 		for _, gr := range groups {
 			want, live, _, err := newNodePlanner(o, excluded).plan(gr.Nodes[0], newSnap, oldSnap)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			gr.Plan.services = o.serviceChanges(want, live)
 		}
 	}
-	return groups, nil
+	return groups, len(reps), nil
 }
 
 // planEachNode plans every node on every CPU, each worker a contiguous run

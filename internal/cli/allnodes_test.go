@@ -15,11 +15,14 @@ import (
 
 // --all-nodes gives every node exactly the plan that plan --against
 // --node-name gives it alone, in every mode, though it shares builds and
-// renders between nodes and between the snapshots. The change keeps the
-// objects' resourceVersions, as a hand-edited file does: the sharing must
-// go by content.
+// renders between nodes and between the snapshots, and in iptables mode
+// plans one node for all those it finds the same (nodeClasses). The change
+// keeps the objects' resourceVersions, as a hand-edited file does: the
+// sharing must go by content. There are more nodes than endpoints of
+// Services with a Local policy, so that nodes do share a plan, in zones,
+// pod ranges and source ranges that set some of them apart.
 func TestAllNodesEqualsEachNodeAlone(t *testing.T) {
-	const nodes = 9
+	const nodes = 30
 	newPath, oldPath := writeFleetWith(t, nodes, 12, varyFleet)
 	runs := [][]string{{"--detect-local-mode=NodeCIDR"}}
 	for _, mode := range kernelModes {
@@ -188,5 +191,34 @@ func TestAllNodesJoinAndLeave(t *testing.T) {
 		!strings.Contains(stderr, "warning: node node1 not in <stdin>: planned against an empty ruleset") ||
 		!strings.Contains(stderr, "warning: node node9 only in <stdin>, which the change removes: not planned") {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, stderr, out)
+	}
+}
+
+// In iptables mode --all-nodes renders one node for all those that host
+// no endpoint of a Service with a Local policy (the fleet has no hints,
+// so zones do not part them), and each of the others on its own; in the
+// other modes it renders every node. --progress says how many.
+func TestAllNodesRendersOnePerClass(t *testing.T) {
+	const nodes = 30
+	_, oldPath := writeFleet(t, nodes, 12)
+	hosts := map[string]bool{}
+	snap := fleetSnapshot(nodes, 12, false)
+	for i, slice := range snap.EndpointSlices {
+		if snap.Services[i].Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+			for _, ep := range slice.Endpoints {
+				hosts[*ep.NodeName] = true
+			}
+		}
+	}
+	for mode, want := range map[Mode]int{ModeIPTables: len(hosts) + 1, ModeNFTables: nodes, ModeIPVS: nodes} {
+		_, stderr := runWithClock(t, &steppingClock{}, "plan", "-f", oldPath, "--against", oldPath, "--all-nodes",
+			"--family=ipv4", "--mode="+string(mode), "--progress")
+		line := fmt.Sprintf("planned %d nodes, %d of them rendered: 1 groups", nodes, want)
+		if !strings.Contains(stderr, line) {
+			t.Errorf("%s: stderr does not say %q:\n%s", mode, line, stderr)
+		}
+	}
+	if len(hosts) >= nodes-1 {
+		t.Fatalf("the fleet's Local endpoints are on %d of %d nodes: no class to share", len(hosts), nodes)
 	}
 }

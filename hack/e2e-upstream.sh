@@ -21,13 +21,14 @@
 # output) and DIR/report/ (JUnit); DIR defaults to _cache/e2e-upstream/PROXY.
 # --record copies the results to docs/conformance/results/ and regenerates
 # docs/CONFORMANCE.md's table. --procs sets ginkgo's parallel processes (3),
-# --nodes the lab's nodes (2: about twenty tests skip themselves on one).
+# --nodes the lab's nodes (3: about twenty tests skip themselves on one,
+# and the health check node port test on fewer than three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # usage prints the comment above.
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
-proxy= subset= record= procs=3 nodes=2 out=
+proxy= subset= record= procs=3 nodes=3 out=
 while [ $# -gt 0 ]; do
   case $1 in
     kube-proxy|iptables|nftables) proxy=$1; shift ;;

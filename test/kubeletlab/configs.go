@@ -114,7 +114,7 @@ evictionHard:
   nodefs.inodesFree: "1%%"
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-localStorageCapacityIsolation: false
+localStorageCapacityIsolation: true
 syncFrequency: 5s
 fileCheckFrequency: 5s
 nodeStatusUpdateFrequency: 5s

@@ -26,7 +26,7 @@ const (
 	envSubset = "SVCPROXY_E2E_SUBSET" // 1: Subset, CI's bounded run
 	envFocus  = "SVCPROXY_E2E_FOCUS"  // ginkgo's --focus, to rerun a few tests; Focus when empty
 	envProcs  = "SVCPROXY_E2E_PROCS"  // parallel ginkgo processes; 3 when empty
-	envNodes  = "SVCPROXY_E2E_NODES"  // the lab's nodes; 2 when empty
+	envNodes  = "SVCPROXY_E2E_NODES"  // the lab's nodes; 3 when empty
 	envOut    = "SVCPROXY_E2E_OUT"    // where the results file, the log and the report go
 )
 
@@ -150,7 +150,7 @@ func procs(t *testing.T) int { return positive(t, envProcs, 3) }
 
 // nodes is the number of the lab's nodes: two by default, since about
 // twenty Service and conntrack tests skip themselves on one node.
-func nodes(t *testing.T) int { return positive(t, envNodes, 2) }
+func nodes(t *testing.T) int { return positive(t, envNodes, 3) }
 
 // positive reads a positive number from the environment variable name,
 // def when it is empty.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -88,7 +89,7 @@ func (l location) wrap(err error) error {
 // the API server gives it on create (see defaults.go), so that a file
 // builds as the same objects read from the API server would.
 func Decode(name string, data []byte) (*Snapshot, error) {
-	return decode(name, data, false)
+	return decode(name, data, reading{})
 }
 
 // reading says how a file is read.
@@ -106,20 +107,36 @@ type reading struct {
 	// longWay: every object is examined the long way (see examineTyped).
 	// Only tests set it, to hold the one-pass way to the long one.
 	longWay bool
+	// examined, if not nil, counts the objects examined so far, for a
+	// progress line while a large file decodes (LoadFileCounting).
+	examined *atomic.Int64
 }
 
-// decode is Decode; mapped says that data is a mapped file.
-func decode(name string, data []byte, mapped bool) (*Snapshot, error) {
+// count adds an examined object to r.examined.
+func (r reading) count(it item) {
+	if r.examined != nil && it.class == itemObject {
+		r.examined.Add(1)
+	}
+}
+
+// decode is Decode; r says whether data is a mapped file and what counts
+// the objects examined.
+func decode(name string, data []byte, r reading) (*Snapshot, error) {
 	data, err := utf8Text(data)
 	if err != nil {
 		return nil, &DecodeError{File: name, Err: err}
 	}
 	if docs, ok := splitJSONLazy(data); ok {
-		if snap, err := decodeDocuments(name, docs, reading{mapped: mapped, lazy: true}); err == nil {
+		lazy := r
+		lazy.lazy = true
+		if snap, err := decodeDocuments(name, docs, lazy); err == nil {
 			return snap, nil
 		}
+		if r.examined != nil {
+			r.examined.Store(0) // the careful way counts them again
+		}
 	}
-	return decodeDocuments(name, splitDocuments(data), reading{mapped: mapped})
+	return decodeDocuments(name, splitDocuments(data), r)
 }
 
 func decodeDocuments(name string, docs []document, r reading) (*Snapshot, error) {
@@ -179,7 +196,9 @@ func (d *decoder) decodeDocument(loc location, doc document) error {
 		return nil // "---" followed by nothing, or "~"
 	}
 	if fields != nil {
-		return d.accept(examineFields(loc, raw, fields, "", d.reading, ""), 0)
+		it := examineFields(loc, raw, fields, "", d.reading, "")
+		d.count(it)
+		return d.accept(it, 0)
 	}
 	return d.decodeValue(loc, raw, 0)
 }
@@ -221,7 +240,9 @@ func readHeader(fields jsonFields) header {
 // the reading is lazy, the document was valid JSON when split (a YAML
 // document's JSON is valid by construction), and is not checked again.
 func (d *decoder) decodeValue(loc location, raw []byte, depth int) error {
-	return d.accept(examine(loc, raw, "", d.reading), depth)
+	it := examine(loc, raw, "", d.reading)
+	d.count(it)
+	return d.accept(it, depth)
 }
 
 // accept keeps an examined value: its object, its warnings, or, for a

@@ -153,6 +153,7 @@ func examineAll(locs []location, raws [][]byte, itemKind string, r reading) []it
 			defer guardFault(func(err error) { out[i] = item{err: locs[i].wrap(err)} })()
 		}
 		out[i] = examine(locs[i], raws[i], itemKind, r)
+		r.count(out[i])
 	})
 	return out
 }

@@ -21,9 +21,10 @@ import (
 var errChangedWhileRead = errors.New("the file changed while it was read: read it again")
 
 // decodeMapped is Decode on a mapped file.
-func decodeMapped(name string, data []byte) (snap *Snapshot, err error) {
+func decodeMapped(name string, data []byte, r reading) (snap *Snapshot, err error) {
 	defer guardFault(func(e error) { snap, err = nil, &DecodeError{File: name, Err: e} })()
-	return decode(name, data, true)
+	r.mapped = true
+	return decode(name, data, r)
 }
 
 // guardFault makes the calling goroutine's memory faults panics. Its

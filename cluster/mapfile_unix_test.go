@@ -41,7 +41,7 @@ func TestLoadFileShrunkWhileRead(t *testing.T) {
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = decodeMapped(path, data)
+	_, err = decodeMapped(path, data, reading{})
 	var de *DecodeError
 	if !errors.As(err, &de) || !errors.Is(err, errChangedWhileRead) {
 		t.Fatalf("got %v, want %v", err, errChangedWhileRead)
@@ -62,7 +62,7 @@ func TestLoadFileShrunkInSecondChunk(t *testing.T) {
 	if err := os.Truncate(path, int64(textChunk+16*page)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err = decodeMapped(path, data); !errors.Is(err, errChangedWhileRead) {
+	if _, err = decodeMapped(path, data, reading{}); !errors.Is(err, errChangedWhileRead) {
 		t.Fatalf("got %v, want %v", err, errChangedWhileRead)
 	}
 }

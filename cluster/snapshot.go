@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -40,6 +41,15 @@ var (
 
 // LoadFile reads and decodes the snapshot at path; "-" reads stdin.
 func LoadFile(path string, stdin io.Reader) (*Snapshot, error) {
+	return LoadFileCounting(path, stdin, nil)
+}
+
+// LoadFileCounting is LoadFile that adds each object to examined as it is
+// examined (on every CPU), for a progress line while a large file
+// decodes; nil counts nothing. Where a file is decoded a second time, the
+// careful way after the fast one failed, the count starts again.
+func LoadFileCounting(path string, stdin io.Reader, examined *atomic.Int64) (*Snapshot, error) {
+	r := reading{examined: examined}
 	if path == "-" {
 		if stdin == nil {
 			return nil, fmt.Errorf("read <stdin>: no standard input")
@@ -48,7 +58,7 @@ func LoadFile(path string, stdin io.Reader) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read <stdin>: %w", err)
 		}
-		return Decode("<stdin>", data)
+		return decode("<stdin>", data, r)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -60,10 +70,10 @@ func LoadFile(path string, stdin io.Reader) (*Snapshot, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if unmap == nil {
-		return Decode(path, data)
+		return decode(path, data, r)
 	}
 	defer unmap()
-	return decodeMapped(path, data)
+	return decodeMapped(path, data, r)
 }
 
 // Normalize sets type metadata, drops managedFields and sorts every list, in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -118,7 +119,9 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 	case s.example:
 		snap, err = cluster.Decode("example", example.Snapshot)
 	case s.file != "":
-		snap, err = cluster.LoadFile(s.file, c.streams.In)
+		var examined atomic.Int64
+		st.Track(func() string { return countLabel(examined.Load(), "object") + " decoded" })
+		snap, err = cluster.LoadFileCounting(s.file, c.streams.In, &examined)
 	default:
 		snap, err = c.fromAPI(ctx, s.conn, node)
 		verb = "listed"

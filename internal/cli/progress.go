@@ -3,7 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -40,6 +43,25 @@ type stage struct {
 	stop  chan struct{}
 	ended chan struct{}
 	once  sync.Once
+	// counts, when set (Track), says how far the stage has come, for each
+	// line while it runs: "41,200 objects decoded".
+	counts atomic.Pointer[func() string]
+}
+
+// Track makes every line of the stage under way say how far it has come:
+// counts is called at each tick.
+func (s *stage) Track(counts func() string) {
+	if s != nil {
+		s.counts.Store(&counts)
+	}
+}
+
+// tickLine is the line of a stage still under way after elapsed.
+func (s *stage) tickLine(what string, elapsed time.Duration) string {
+	if f := s.counts.Load(); f != nil {
+		return fmt.Sprintf("still %s... [%s elapsed, %s]\n", what, elapsed, (*f)())
+	}
+	return fmt.Sprintf("still %s... [%s elapsed]\n", what, elapsed)
 }
 
 // reporter returns the command's progress reporter: nil unless --progress
@@ -74,7 +96,7 @@ func (p *progress) Start(what string) *stage {
 			case <-s.stop:
 				return
 			case <-t.C():
-				p.printf("still %s... [%s elapsed]\n", what, elapsed)
+				p.printf("%s", s.tickLine(what, elapsed))
 			}
 		}
 	}()
@@ -158,4 +180,21 @@ func iptablesRules(rs *ipt.Ruleset) int {
 		}
 	}
 	return n
+}
+
+// countLabel is n with thousands separators and noun, plural unless n
+// is 1: "41,200 objects".
+func countLabel(n int64, noun string) string {
+	digits := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if n != 1 {
+		noun += "s"
+	}
+	return b.String() + " " + noun
 }

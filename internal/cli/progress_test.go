@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,4 +145,27 @@ func waitFor(t *testing.T, out *lockedBuffer, want string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestProgressTicksCount: a stage that tracks its counts says at every
+// tick how far it has come, as the counts are then.
+func TestProgressTicksCount(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	var out lockedBuffer
+	p := &progress{w: &out, clock: clk, ticker: clk}
+	st := p.Start("decoding big.yaml (1.0 GiB)")
+	var n atomic.Int64
+	st.Track(func() string { return countLabel(n.Load(), "object") + " decoded" })
+	want := ""
+	for _, c := range []struct {
+		n       int64
+		elapsed string
+		counted string
+	}{{1, "5s", "1 object"}, {41200, "10s", "41,200 objects"}, {1234567, "15s", "1,234,567 objects"}} {
+		n.Store(c.n)
+		clk.Step(progressTick)
+		want += "still decoding big.yaml (1.0 GiB)... [" + c.elapsed + " elapsed, " + c.counted + " decoded]\n"
+		waitFor(t, &out, want)
+	}
+	st.End()
 }

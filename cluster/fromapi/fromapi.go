@@ -24,6 +24,20 @@ import (
 // to list it (Forbidden), give no ServiceCIDRs and a warning; a missing Node
 // is an error for which cluster.IsNodeNotFound is true.
 func Snapshot(ctx context.Context, client kubernetes.Interface, nodeName string) (*cluster.Snapshot, error) {
+	return SnapshotReporting(ctx, client, nodeName, nil)
+}
+
+// Listed is told each list's kind (Service, EndpointSlice) and item count
+// as it arrives.
+type Listed func(kind string, items int)
+
+// SnapshotReporting is Snapshot that tells listed (if not nil) of each
+// list as it arrives, for a progress line while a large cluster's lists
+// come in.
+func SnapshotReporting(ctx context.Context, client kubernetes.Interface, nodeName string, listed Listed) (*cluster.Snapshot, error) {
+	if listed == nil {
+		listed = func(string, int) {}
+	}
 	if nodeName == "" {
 		return nil, errors.New("no node name given")
 	}
@@ -44,12 +58,14 @@ func Snapshot(ctx context.Context, client kubernetes.Interface, nodeName string)
 		return nil, fmt.Errorf("list services: %w", err)
 	}
 	s.Services = services.Items
+	listed("Service", len(s.Services))
 
 	slices, err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, fromCache)
 	if err != nil {
 		return nil, fmt.Errorf("list endpointslices: %w", err)
 	}
 	s.EndpointSlices = slices.Items
+	listed("EndpointSlice", len(s.EndpointSlices))
 
 	cidrs, err := client.NetworkingV1().ServiceCIDRs().List(ctx, fromCache)
 	switch {

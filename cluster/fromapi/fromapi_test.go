@@ -3,6 +3,7 @@ package fromapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -206,4 +207,19 @@ func names(s *cluster.Snapshot) []string {
 		add("EndpointSlice", o.ObjectMeta)
 	}
 	return out
+}
+
+// TestFromAPIReportsLists: SnapshotReporting tells of each list as it
+// arrives, with its kind and count, in the order they are listed.
+func TestFromAPIReportsLists(t *testing.T) {
+	var got []string
+	_, err := SnapshotReporting(context.Background(), fake.NewClientset(apiObjects()...), "node-1", func(kind string, n int) {
+		got = append(got, fmt.Sprintf("%d %s", n, kind))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"2 Service", "1 EndpointSlice"}, got); diff != "" {
+		t.Errorf("reported (-want +got):\n%s", diff)
+	}
 }

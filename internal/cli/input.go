@@ -123,7 +123,7 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 		st.Track(func() string { return countLabel(examined.Load(), "object") + " decoded" })
 		snap, err = cluster.LoadFileCounting(s.file, c.streams.In, &examined)
 	default:
-		snap, err = c.fromAPI(ctx, s.conn, node)
+		snap, err = c.fromAPI(ctx, s.conn, node, st)
 		verb = "listed"
 	}
 	if err != nil {
@@ -136,7 +136,9 @@ func (c *common) load(ctx context.Context, s *inputFlags, node string) (*cluster
 	return snap, nil
 }
 
-func (c *common) fromAPI(ctx context.Context, conn *connFlags, node string) (*cluster.Snapshot, error) {
+// fromAPI lists the snapshot of node from the API server; st's lines say
+// which lists have come in.
+func (c *common) fromAPI(ctx context.Context, conn *connFlags, node string, st *stage) (*cluster.Snapshot, error) {
 	restConfig, err := conn.restConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
@@ -145,7 +147,19 @@ func (c *common) fromAPI(ctx context.Context, conn *connFlags, node string) (*cl
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	snap, err := fromapi.Snapshot(ctx, client, node)
+	var done atomic.Pointer[string]
+	st.Track(func() string {
+		if d := done.Load(); d != nil {
+			return *d
+		}
+		return "nothing listed yet"
+	})
+	var listed []string
+	snap, err := fromapi.SnapshotReporting(ctx, client, node, func(kind string, n int) {
+		listed = append(listed, countLabel(int64(n), kind))
+		line := strings.Join(listed, ", ") + " listed"
+		done.Store(&line)
+	})
 	if err != nil {
 		return nil, explainAPIError(restConfig.Host, err)
 	}

@@ -34,6 +34,7 @@ while [ $# -gt 0 ]; do
     kube-proxy|iptables|nftables) proxy=$1; shift ;;
     --subset) subset=1; shift ;;
     --record) record=1; shift ;;
+    --procs|--nodes|--out) [ $# -ge 2 ] || { echo "e2e-upstream.sh: $1 needs a value (see --help)" >&2; exit 2; } ;;&
     --procs) procs=$2; shift 2 ;;
     --procs=*) procs=${1#*=}; shift ;;
     --nodes) nodes=$2; shift 2 ;;
@@ -59,6 +60,9 @@ out=$(cd "$out" && pwd)
 export SVCPROXY_E2E_PROXY=$proxy SVCPROXY_E2E_OUT=$out SVCPROXY_E2E_PROCS=$procs SVCPROXY_E2E_NODES=$nodes
 [ -n "$subset" ] && export SVCPROXY_E2E_SUBSET=1
 start=$SECONDS
+# A run that fails before its end writes no results: never let --record
+# take an earlier run's for this one's.
+rm -f "$out/$proxy.tsv"
 set +e
 go test -count=1 -timeout 4h -v -run '^TestUpstreamE2E$' ./test/e2e/upstream 2>&1 | tee "$out/go-test.log"
 status=${PIPESTATUS[0]}

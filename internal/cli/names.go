@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"reflect"
 	"slices"
 
 	"github.com/kubectl-svcproxy/kubectl-svcproxy/nodetable"
@@ -11,28 +12,64 @@ import (
 // renderedServices are the Services ("namespace/name") whose ports the
 // node's tables hold, sorted, each once.
 func renderedServices(d *desired) []string {
-	var names []string
-	for _, f := range d.families {
-		t := d.tables.ForFamily(f)
-		if t == nil {
-			continue
+	return serviceNames(familyTables(d.tables, d.families))
+}
+
+// changedServiceNames are the Services ("namespace/name") whose own
+// rules differ between live (nil: a node that joins) and want, sorted:
+// each rendered alone on both sides and diffed, so that the list agrees
+// with the plan's exit code (an endpoint that moves between other nodes
+// changes a Service's ports but none of its rules here). The candidates
+// are the Services whose ports differ, or every Service when the node's
+// part of the tables differs (its addresses, pod ranges, zone, the
+// Service CIDRs), which reaches every Service's rules.
+func (o *PlanOptions) changedServiceNames(want, live *desired, p kernelPlan) []string {
+	if p.empty() {
+		return nil
+	}
+	lt := liveTables(live)
+	oldT, newT := familyTables(lt, want.families), familyTables(want.tables, want.families)
+	var candidates []string
+	if nodePartDiffers(oldT, newT) {
+		candidates = serviceNames(append(oldT, newT...))
+	} else {
+		for _, c := range review.ChangedServices(oldT, newT) {
+			candidates = append(candidates, c.Service)
 		}
+	}
+	var names []string
+	for _, svc := range candidates {
+		if d, err := o.serviceDiff(want.tables, lt, svc); err != nil || !d.empty() {
+			names = append(names, svc) // a diff that fails is no proof of no change
+		}
+	}
+	return names
+}
+
+// nodePartDiffers says whether the tables differ in anything but their
+// ports.
+func nodePartDiffers(oldT, newT []*nodetable.ServiceTable) bool {
+	for i := range oldT {
+		a, b := *oldT[i], *newT[i]
+		a.Ports, b.Ports = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// serviceNames are the Services ("namespace/name") with ports in tables,
+// sorted, each once.
+func serviceNames(tables []*nodetable.ServiceTable) []string {
+	var names []string
+	for _, t := range tables {
 		for _, p := range t.Ports {
 			names = append(names, p.Name.Namespace+"/"+p.Name.Name)
 		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
-}
-
-// changedServices are the Services ("namespace/name") whose ports differ
-// between live (nil: a node that joins) and want, sorted.
-func changedServices(want, live *desired) []string {
-	var names []string
-	for _, c := range review.ChangedServices(familyTables(liveTables(live), want.families), familyTables(want.tables, want.families)) {
-		names = append(names, c.Service)
-	}
-	return names
 }
 
 // liveTables are live's tables, or empty ones for a node that joins.

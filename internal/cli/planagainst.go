@@ -77,7 +77,7 @@ func (o *PlanOptions) runAgainst(ctx context.Context) error {
 		o.warnf("node %s is not in %s: planned against an empty ruleset, as on a node that joins", node, o.againstName())
 	}
 	if o.output == outputName {
-		return planNames(o.streams.Out, changedServices(want, live), p)
+		return planNames(o.streams.Out, o.changedServiceNames(want, live, p), p)
 	}
 	var services []review.ServiceChange
 	if o.output == "markdown" {
@@ -121,19 +121,23 @@ func (o *PlanOptions) planNode(s *renderSettings, newSnap, oldSnap *cluster.Snap
 func (o *PlanOptions) serviceChanges(want, live *desired) []review.ServiceChange {
 	lt := liveTables(live)
 	changes := review.ChangedServices(familyTables(lt, want.families), familyTables(want.tables, want.families))
-	excluded, _ := o.kernel.excludeCIDRs("--ipvs-exclude-cidrs") // checked by Validate
-	s := o.proxy.settings
 	for i, c := range changes {
-		only := func(t *nodetable.Tables) *nodetable.Tables {
-			return &nodetable.Tables{IPv4: review.Only(t.IPv4, c.Service), IPv6: review.Only(t.IPv6, c.Service)}
-		}
-		w := o.renderTables(&s, only(want.tables))
-		l := o.renderTables(&s, only(lt))
-		if p, err := diffDesired(w, l, "", excluded, nil); err == nil {
+		if p, err := o.serviceDiff(want.tables, lt, c.Service); err == nil {
 			changes[i].Summary = p.summary()
 		}
 	}
 	return changes
+}
+
+// serviceDiff renders one Service's ports alone on both sides and diffs
+// them: the rules that Service's own change adds and removes.
+func (o *PlanOptions) serviceDiff(want, live *nodetable.Tables, service string) (kernelPlan, error) {
+	excluded, _ := o.kernel.excludeCIDRs("--ipvs-exclude-cidrs") // checked by Validate
+	s := o.proxy.settings
+	only := func(t *nodetable.Tables) *nodetable.Tables {
+		return &nodetable.Tables{IPv4: review.Only(t.IPv4, service), IPv6: review.Only(t.IPv6, service)}
+	}
+	return diffDesired(o.renderTables(&s, only(want)), o.renderTables(&s, only(live)), "", excluded, nil)
 }
 
 // familyTables are the tables of the selected families.

@@ -18,7 +18,11 @@ import (
 func Merge(listed []string, reported []Result) []Result {
 	byName := map[string]Result{}
 	for _, r := range reported {
-		byName[r.Name] = r
+		// Specs may share a name (the JUnit writer orders them by start
+		// time): the worst result stands for the name.
+		if prev, ok := byName[r.Name]; !ok || rank(r.State) > rank(prev.State) {
+			byName[r.Name] = r
+		}
 	}
 	out := make([]Result, 0, len(listed))
 	for _, name := range listed {
@@ -34,6 +38,17 @@ func Merge(listed []string, reported []Result) []Result {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// rank orders states from best to worst.
+func rank(s State) int {
+	switch s {
+	case Passed:
+		return 0
+	case Skipped:
+		return 1
+	}
+	return 2
 }
 
 // listLine is a line of `e2e.test --list-tests`: "    FILE:LINE: NAME".

@@ -148,8 +148,9 @@ func deployProxy(t *testing.T, l *kubeletlab.Lab, col Column, dir string) {
 // procs is the number of parallel ginkgo processes.
 func procs(t *testing.T) int { return positive(t, envProcs, 3) }
 
-// nodes is the number of the lab's nodes: two by default, since about
-// twenty Service and conntrack tests skip themselves on one node.
+// nodes is the number of the lab's nodes: three by default, since about
+// twenty Service and conntrack tests skip themselves on one node, and the
+// health check node port test on fewer than three.
 func nodes(t *testing.T) int { return positive(t, envNodes, 3) }
 
 // positive reads a positive number from the environment variable name,

@@ -29,9 +29,9 @@ endpoints:
 - {addresses: [10.244.1.5], nodeName: EP, conditions: {ready: true}}
 `
 
-// TestReviewNameOutputMatchesPlan: plan --against -o name lists exactly
+// TestNameOutputMatchesPlan: plan --against -o name lists exactly
 // the Services whose rules the plan changes, with the plan's exit code.
-func TestReviewNameOutputMatchesPlan(t *testing.T) {
+func TestNameOutputMatchesPlan(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, pod, ep string) string {
 		p := filepath.Join(dir, name)

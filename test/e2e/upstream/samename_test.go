@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestReviewSameNameFailureKept: two specs of one full name (which the
+// TestMergeSameNameFailureKept: two specs of one full name (which the
 // e2e framework's JUnit writer allows, ordering them by start time), the
 // first failed and the second passed: the merged result must not pass.
-func TestReviewSameNameFailureKept(t *testing.T) {
+func TestMergeSameNameFailureKept(t *testing.T) {
 	const name = "[sig-network] Services should do a thing"
 	report := `<testsuites><testsuite>
 <testcase name="[It] ` + name + `" status="failed" time="3"><failure type="failed">[FAILED] boom</failure></testcase>

@@ -47,7 +47,7 @@ func Table(runs []Run) string {
 		{"passed", func(r Run) string { return count(r, Passed) }},
 		{"failed", func(r Run) string { return count(r, Failed) }},
 		{"skipped", func(r Run) string { return count(r, Skipped) }},
-		{"run time", func(r Run) string { return orDash(r.Get("duration")) }},
+		{"suite run time (lab set-up not included)", func(r Run) string { return orDash(r.Get("duration")) }},
 		{"parallel ginkgo processes", func(r Run) string { return orDash(r.Get("procs")) }},
 		{"nodes", func(r Run) string { return orDash(r.Get("nodes")) }},
 		{"date", func(r Run) string { return orDash(r.Get("date")) }},
@@ -58,7 +58,7 @@ func Table(runs []Run) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", row.label, strings.Join(cells, " | "))
 	}
-	b.WriteString("\n### Every selected test\n\n| test | " + titles() + " |\n|---|" + strings.Repeat("---|", len(Columns)) + "\n")
+	b.WriteString("\n#### Every selected test\n\n| test | " + titles() + " |\n|---|" + strings.Repeat("---|", len(Columns)) + "\n")
 	for _, name := range names {
 		cells := make([]string, len(runs))
 		for i, r := range runs {
@@ -74,7 +74,7 @@ func Table(runs []Run) string {
 // writeNotPassed lists, per test that failed or skipped itself in some
 // column, each column's reason.
 func writeNotPassed(b *strings.Builder, runs []Run, names []string) {
-	b.WriteString("\n### Why a test did not pass\n\n")
+	b.WriteString("\n#### Why a test did not pass\n\n")
 	b.WriteString("Tests of the skip list are left out here (see below).\n\n| test | proxy | result | reason |\n|---|---|---|---|\n")
 	for _, name := range names {
 		for i, r := range runs {
@@ -88,7 +88,7 @@ func writeNotPassed(b *strings.Builder, runs []Run, names []string) {
 }
 
 func writeSkipList(b *strings.Builder) {
-	b.WriteString("\n### The skip list\n\n| pattern | why |\n|---|---|\n")
+	b.WriteString("\n#### The skip list\n\n| pattern | why |\n|---|---|\n")
 	for _, s := range Skips {
 		fmt.Fprintf(b, "| `%s` | %s |\n", s.Pattern, escape(s.Reason))
 	}

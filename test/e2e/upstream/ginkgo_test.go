@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,13 +68,6 @@ func runGinkgo(t *testing.T, l *kubeletlab.Lab, bins, focus, out string) []Resul
 // tail returns the last n lines of a file.
 func tail(path string, n int) string {
 	b, _ := os.ReadFile(path)
-	lines := regexp.MustCompile("\n").Split(string(b), -1)
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	out := ""
-	for _, l := range lines {
-		out += l + "\n"
-	}
-	return out
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n") + "\n"
 }

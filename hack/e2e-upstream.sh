@@ -5,14 +5,14 @@
 #
 #   hack/e2e-upstream.sh PROXY [--subset] [--record] [--procs N] [--nodes N] [--out DIR]
 #
-# PROXY is kube-proxy (the real kube-proxy v1.37.2 in iptables mode, as
-# kubeadm deploys it: the baseline), iptables or nftables (kubectl-svcproxy
-# from deploy/overlays/PROXY). The selection is
-# `[sig-network] (Services|Conntrack|KubeProxy)` and sig-network's
-# `[Conformance]` tests, minus the skip list (test/e2e/upstream/selection.go);
-# --subset runs only CI's few Service tests. A column other than
-# kube-proxy fails when a test that passed in the committed baseline does
-# not pass.
+# PROXY is kube-proxy or kube-proxy-nftables (the real kube-proxy v1.37.2
+# in iptables or nftables mode, as kubeadm deploys it: the baselines), or
+# iptables or nftables (kubectl-svcproxy from deploy/overlays/PROXY). The
+# selection is `[sig-network] (Services|Conntrack|KubeProxy)` and
+# sig-network's `[Conformance]` tests, minus the skip list
+# (test/e2e/upstream/selection.go); --subset runs only a few Service
+# tests. A tool column fails when a test that passed with kube-proxy in the
+# same mode (its committed results) does not pass.
 #
 # Builds what it needs first, cached: e2e.test, ginkgo and agnhost
 # (hack/testcluster/build.sh e2e, about 8 minutes the first time), the test
@@ -31,7 +31,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 proxy= subset= record= procs=3 nodes=3 out=
 while [ $# -gt 0 ]; do
   case $1 in
-    kube-proxy|iptables|nftables) proxy=$1; shift ;;
+    kube-proxy|kube-proxy-nftables|iptables|nftables) proxy=$1; shift ;;
     --subset) subset=1; shift ;;
     --record) record=1; shift ;;
     --procs|--nodes|--out) [ $# -ge 2 ] || { echo "e2e-upstream.sh: $1 needs a value (see --help)" >&2; exit 2; } ;;&
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -z "$proxy" ]; then
-  echo "e2e-upstream.sh: name the proxy: kube-proxy, iptables or nftables (see --help)" >&2
+  echo "e2e-upstream.sh: name the proxy: kube-proxy, kube-proxy-nftables, iptables or nftables (see --help)" >&2
   exit 2
 fi
 if [ -n "$record" ] && [ -n "$subset" ]; then

@@ -22,7 +22,7 @@ import (
 
 // The run's settings, from hack/e2e-upstream.sh.
 const (
-	envProxy  = "SVCPROXY_E2E_PROXY"  // a column's name: kube-proxy, iptables, nftables
+	envProxy  = "SVCPROXY_E2E_PROXY"  // a column's name (Columns)
 	envSubset = "SVCPROXY_E2E_SUBSET" // 1: Subset, CI's bounded run
 	envFocus  = "SVCPROXY_E2E_FOCUS"  // ginkgo's --focus, to rerun a few tests; Focus when empty
 	envProcs  = "SVCPROXY_E2E_PROCS"  // parallel ginkgo processes; 3 when empty
@@ -37,17 +37,17 @@ const PauseRef = "registry.k8s.io/pause:3.10.2"
 // TestUpstreamE2E runs the selection with the proxy $SVCPROXY_E2E_PROXY
 // on a fresh lab and writes its results file. A column other than the
 // baseline fails for every test that passed with kube-proxy in the
-// committed baseline (docs/conformance/results/kube-proxy.tsv) and does
-// not pass here. Only hack/e2e-upstream.sh sets the variable: the full
+// committed baseline of kube-proxy in the same mode
+// (docs/conformance/results/kube-proxy*.tsv) and does not pass here. Only hack/e2e-upstream.sh sets the variable: the full
 // run takes most of an hour.
 func TestUpstreamE2E(t *testing.T) {
 	name := os.Getenv(envProxy)
 	if name == "" {
-		t.Skipf("hack/e2e-upstream.sh runs this suite (%s=kube-proxy|iptables|nftables)", envProxy)
+		t.Skipf("hack/e2e-upstream.sh runs this suite (%s=kube-proxy|kube-proxy-nftables|iptables|nftables)", envProxy)
 	}
 	col, ok := ColumnByName(name)
 	if !ok {
-		t.Fatalf("%s=%q: want one of kube-proxy, iptables, nftables", envProxy, name)
+		t.Fatalf("%s=%q: want one of kube-proxy, kube-proxy-nftables, iptables, nftables", envProxy, name)
 	}
 	testenv.RequireRoot(t)
 	focus := Focus
@@ -80,8 +80,8 @@ func TestUpstreamE2E(t *testing.T) {
 	}, Results: Merge(listed, reported)}
 	writeRun(t, filepath.Join(out, name+".tsv"), run)
 	logCounts(t, run)
-	if !col.Baseline {
-		if bad := Regressions(baseline(t), run.Results); len(bad) > 0 {
+	if !col.KubeProxy {
+		if bad := Regressions(baseline(t, col.Baseline), run.Results); len(bad) > 0 {
 			t.Errorf("%d tests passed with kube-proxy and do not with %s:\n%s", len(bad), col.Title, strings.Join(bad, "\n"))
 		}
 	}
@@ -133,16 +133,16 @@ func e2eImages(t *testing.T, dir string) []string {
 // hack/kube-proxy-image.sh, or the tool from hack/image.sh.
 func deployProxy(t *testing.T, l *kubeletlab.Lab, col Column, dir string) {
 	t.Helper()
-	if col.Baseline {
+	if col.KubeProxy {
 		l.Import(t, deploykit.KubeProxyImage(t, dir))
-		labproxy.KubeProxy(t, l, "iptables")
+		labproxy.KubeProxy(t, l, col.Mode)
 		return
 	}
 	names := l.Import(t, deploykit.ProductImage(t, dir))
 	if len(names) != 1 {
 		t.Fatalf("hack/image.sh's archive holds images %v, want one", names)
 	}
-	labproxy.Tool(t, l, col.Name, names[0])
+	labproxy.Tool(t, l, col.Mode, names[0])
 }
 
 // procs is the number of parallel ginkgo processes.
@@ -203,12 +203,12 @@ func logCounts(t *testing.T, run Run) {
 }
 
 // baseline reads the committed kube-proxy column.
-func baseline(t *testing.T) []Result {
+func baseline(t *testing.T, name string) []Result {
 	t.Helper()
-	path := resultsPath(t, "kube-proxy")
+	path := resultsPath(t, name)
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("the baseline: %v (hack/e2e-upstream.sh kube-proxy --record writes it)", err)
+		t.Fatalf("the baseline: %v (hack/e2e-upstream.sh %s --record writes it)", err, name)
 	}
 	defer f.Close()
 	run, err := ReadRun(f)

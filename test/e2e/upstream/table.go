@@ -11,15 +11,24 @@ import (
 type Column struct {
 	Name  string // SVCPROXY_E2E_PROXY's value and the file's name
 	Title string
-	// Baseline is the column the others are held to.
-	Baseline bool
+	// Mode is the proxy mode the column runs.
+	Mode string
+	// KubeProxy: the column is the real kube-proxy, a baseline.
+	KubeProxy bool
+	// Baseline, for a column of the tool, names the kube-proxy column of
+	// the same mode, which it is held to: some tests skip themselves by
+	// the mode the proxy reports (the localhost NodePort metric test
+	// runs only in iptables mode), whichever proxy it is.
+	Baseline string
 }
 
-// Columns are the table's columns, the baseline first.
+// Columns are the table's columns: kube-proxy in its default mode and in
+// nftables mode, then the tool in each.
 var Columns = []Column{
-	{Name: "kube-proxy", Title: "kube-proxy v1.37.2 (iptables)", Baseline: true},
-	{Name: "iptables", Title: "kubectl-svcproxy iptables"},
-	{Name: "nftables", Title: "kubectl-svcproxy nftables"},
+	{Name: "kube-proxy", Title: "kube-proxy v1.37.2 (iptables)", Mode: "iptables", KubeProxy: true},
+	{Name: "kube-proxy-nftables", Title: "kube-proxy v1.37.2 (nftables)", Mode: "nftables", KubeProxy: true},
+	{Name: "iptables", Title: "kubectl-svcproxy iptables", Mode: "iptables", Baseline: "kube-proxy"},
+	{Name: "nftables", Title: "kubectl-svcproxy nftables", Mode: "nftables", Baseline: "kube-proxy-nftables"},
 }
 
 // ColumnByName returns the column called name.

@@ -105,31 +105,11 @@ func (n Node) Wanted(c Config) (out []Setting, warn string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	for _, s := range []struct {
-		path string
-		d    time.Duration
-	}{
-		{TCPEstablishedTimeoutSysctl, c.TCPEstablishedTimeout},
-		{TCPCloseWaitTimeoutSysctl, c.TCPCloseWaitTimeout},
-	} {
-		if s.d > 0 {
-			out = append(out, Setting{s.path, seconds(s.d)})
-		}
-	}
+	out = appendTimeouts(out, TCPEstablishedTimeoutSysctl, c.TCPEstablishedTimeout, TCPCloseWaitTimeoutSysctl, c.TCPCloseWaitTimeout)
 	if c.TCPBeLiberal {
 		out = append(out, Setting{TCPBeLiberalSysctl, "1"})
 	}
-	for _, s := range []struct {
-		path string
-		d    time.Duration
-	}{
-		{UDPTimeoutSysctl, c.UDPTimeout},
-		{UDPStreamTimeoutSysctl, c.UDPStreamTimeout},
-	} {
-		if s.d > 0 {
-			out = append(out, Setting{s.path, seconds(s.d)})
-		}
-	}
+	out = appendTimeouts(out, UDPTimeoutSysctl, c.UDPTimeout, UDPStreamTimeoutSysctl, c.UDPStreamTimeout)
 	return out, warn, nil
 }
 
@@ -165,4 +145,18 @@ func (n Node) wantedSize(c Config) ([]Setting, string, error) {
 		out = append(out, Setting{HashsizeFile, strconv.Itoa(want / 4)})
 	}
 	return out, "", nil
+}
+
+// appendTimeouts appends each of two timeout sysctls that is set (a
+// zero leaves the kernel's value), in the order given.
+func appendTimeouts(out []Setting, path1 string, d1 time.Duration, path2 string, d2 time.Duration) []Setting {
+	for _, s := range []struct {
+		path string
+		d    time.Duration
+	}{{path1, d1}, {path2, d2}} {
+		if s.d > 0 {
+			out = append(out, Setting{s.path, seconds(s.d)})
+		}
+	}
+	return out
 }

@@ -31,7 +31,7 @@ func (o *PlanOptions) changedServiceNames(want, live *desired, p kernelPlan) []s
 	oldT, newT := familyTables(lt, want.families), familyTables(want.tables, want.families)
 	var candidates []string
 	if nodePartDiffers(oldT, newT) {
-		candidates = serviceNames(append(oldT, newT...))
+		candidates = serviceNames(slices.Concat(oldT, newT))
 	} else {
 		for _, c := range review.ChangedServices(oldT, newT) {
 			candidates = append(candidates, c.Service)

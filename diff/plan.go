@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
-
 	ipt "github.com/kubectl-svcproxy/kubectl-svcproxy/ruleset/iptables"
 )
 
@@ -173,31 +171,13 @@ func writeRules(b *strings.Builder, mark, chain string, rules []ipt.Rule) {
 	}
 }
 
-// lineDiff diffs two rule lists line by line.
-// lineDiff diffs two rule lists line by line; R is iptables' or nftables'
-// rule text.
-func lineDiff[R ~string](old, new []R) []diffmatchpatch.Diff {
-	dmp := diffmatchpatch.New()
-	a, bb, lines := dmp.DiffLinesToChars(joinRules(old), joinRules(new))
-	return dmp.DiffCharsToLines(dmp.DiffMain(a, bb, false), lines)
-}
-
-func joinRules[R ~string](rules []R) string {
-	var b strings.Builder
-	for _, r := range rules {
-		b.WriteString(string(r) + "\n")
-	}
-	return b.String()
-}
-
 func lineDiffCounts[R ~string](old, new []R) (added, removed int) {
-	for _, d := range lineDiff(old, new) {
-		n := strings.Count(d.Text, "\n")
-		switch d.Type {
-		case diffmatchpatch.DiffInsert:
-			added += n
-		case diffmatchpatch.DiffDelete:
-			removed += n
+	for _, r := range lineDiff(old, new) {
+		switch r.op {
+		case addLines:
+			added += len(r.lines)
+		case removeLines:
+			removed += len(r.lines)
 		}
 	}
 	return added, removed
@@ -211,20 +191,19 @@ const contextLines = 3
 // after prefix ("-A CHAIN " in iptables-save syntax, two tabs in nft's
 // listing), and cut context as "..." after indent.
 func writeLineDiff[R ~string](b *strings.Builder, old, new []R, prefix, indent string) {
-	diffs := lineDiff(old, new)
-	for i, d := range diffs {
-		lines := strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n")
-		mark := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]
-		if d.Type == diffmatchpatch.DiffEqual {
-			mark = " "
-			lines = trimContext(lines, i > 0, i < len(diffs)-1)
+	runs := lineDiff(old, new)
+	for i, r := range runs {
+		lines := r.lines
+		mark := map[lineOp]string{keepLines: " ", removeLines: "-", addLines: "+"}[r.op]
+		if r.op == keepLines {
+			lines = trimContext(lines, i > 0, i < len(runs)-1)
 		}
 		for _, line := range lines {
 			if line == "..." {
 				b.WriteString(" " + indent + "...\n")
 				continue
 			}
-			b.WriteString(mark + prefix + strings.TrimSuffix(line, "\n") + "\n")
+			b.WriteString(mark + prefix + line + "\n")
 		}
 	}
 }

@@ -18,10 +18,12 @@ import (
 )
 
 // The size of the --all-nodes benchmarks: go test ./internal/cli -run '^$'
-// -bench 'PlanOneNode|PlanAllNodes' -bench-nodes 1000 -bench-services 1000.
+// -bench 'PlanOneNode|PlanAllNodes' -bench-nodes 1000 -bench-services 1000,
+// in iptables mode unless -bench-mode says another.
 var (
 	benchNodes    = flag.Int("bench-nodes", 100, "nodes in BenchmarkPlanAllNodes' snapshots")
 	benchServices = flag.Int("bench-services", 100, "Services in BenchmarkPlanAllNodes' snapshots")
+	benchMode     = flag.String("bench-mode", "iptables", "the --mode of BenchmarkPlanAllNodes and BenchmarkPlanOneNode")
 )
 
 // fleetSnapshot is a cluster of nodes Nodes in three zones and services
@@ -118,7 +120,7 @@ func writeFleetWith(tb testing.TB, nodes, services int, vary func(s *cluster.Sna
 // benchPlan runs plan --against as a user does, files decoded included.
 func benchPlan(b *testing.B, extra ...string) {
 	newPath, oldPath := writeFleet(b, *benchNodes, *benchServices)
-	args := append([]string{"plan", "-f", newPath, "--against", oldPath, "--family=ipv4"}, extra...)
+	args := append([]string{"plan", "-f", newPath, "--against", oldPath, "--family=ipv4", "--mode=" + *benchMode}, extra...)
 	b.ResetTimer()
 	start := processCPU()
 	for b.Loop() {

@@ -119,7 +119,13 @@ func sameMultiset(a, b []ipt.Rule) bool {
 }
 
 func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
-	var creates, deletes []IPTablesChange
+	// Sized for the chains the live table lacks (its built-in chains, up
+	// to five, may be ones the desired table leaves out): in a first sync
+	// every desired chain is created (330k at 30k Services), and growing
+	// the list one append at a time copied it some five times. The size
+	// is only a hint: appending past it is correct.
+	creates := make([]IPTablesChange, 0, max(0, len(dt.Chains)-len(lt.Chains)+5))
+	var deletes []IPTablesChange
 	var inserts, removals []IPTablesChange
 	for _, dc := range dt.Chains {
 		lc := lt.Chain(dc.Name)
@@ -167,6 +173,7 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
 	byName := func(a, b IPTablesChange) int { return strings.Compare(a.Chain, b.Chain) }
 	slices.SortFunc(creates, byName)
 	slices.SortFunc(deletes, byName)
+	cs.Changes = slices.Grow(cs.Changes, len(creates)+len(inserts)+len(removals)+len(deletes))
 	cs.Changes = append(cs.Changes, creates...)
 	// Inserted jumps go to position 1, so insert in reverse to end in order.
 	slices.Reverse(inserts)

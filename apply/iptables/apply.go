@@ -66,9 +66,10 @@ func (c *Client) Steps(plans []*Plan) []Step {
 func (c *Client) step(family nodetable.Family, changes []diff.IPTablesChange, live *ipt.Ruleset) (Step, bool) {
 	s := Step{Family: family}
 	for _, t := range Tables {
-		if part := Script(changes, t, c.Backend, chainCount(live, t)); part != nil {
+		before := len(s.Script)
+		s.Script = appendScript(s.Script, changes, t, c.Backend, chainCount(live, t))
+		if len(s.Script) > before {
 			s.Tables = append(s.Tables, t)
-			s.Script = append(s.Script, part...)
 		}
 	}
 	return s, len(s.Tables) > 0

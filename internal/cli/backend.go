@@ -124,7 +124,10 @@ func (b *iptablesBackend) dryRun(w io.Writer, p kernelPlan) error {
 		fmt.Fprintf(w, "# nothing to change (%s)\n", b.name())
 	}
 	for _, s := range steps {
-		fmt.Fprintf(w, "# %s-%s-restore --noflush (%s)\n%s", binFor(s.Family), b.client.Backend, s.Family, s.Script)
+		fmt.Fprintf(w, "# %s-%s-restore --noflush (%s)\n", binFor(s.Family), b.client.Backend, s.Family)
+		if _, err := w.Write(s.Script); err != nil { // not through fmt: it can be 100 MB
+			return err
+		}
 	}
 	return nil
 }

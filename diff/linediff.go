@@ -1,5 +1,10 @@
 package diff
 
+import (
+	"cmp"
+	"slices"
+)
+
 // A line diff for plan's changed chains. It must be deterministic: apply
 // with a saved plan prints the plan again and refuses it unless the text
 // is the same, so a diff that gave up after a wall-clock deadline (as
@@ -22,30 +27,22 @@ type lineRun struct {
 }
 
 // maxLineEdits bounds the search for a shortest edit script between the
-// parts of two chains that differ. Past it (two chains with more than a
-// thousand rules removed and added between their common head and tail)
-// the differing part is shown as all removed, then all added: still a
-// true diff, the same on every run, and found in O((N+M)·maxLineEdits)
-// time with at most about maxLineEdits² ints of memory.
+// parts of two chains that differ, in O((N+M)·maxLineEdits) time and at
+// most about maxLineEdits² ints of memory. Past it (a chain of
+// KUBE-SERVICES sorted by name, with more than 500 Services changed
+// across it), the part is cut at the rules that occur once in each
+// chain and in the same order (patience diff's anchors), and each piece
+// between two anchors is diffed alone. A piece without an anchor that
+// still needs more edits is shown as all removed, then all added: a
+// true diff, though not the shortest.
 const maxLineEdits = 1000
 
 // lineDiff diffs two rule lists line by line, with the fewest removals
-// and additions up to maxLineEdits; R is iptables' or nftables' rule
+// and additions within maxLineEdits; R is iptables' or nftables' rule
 // text. Between two kept runs, removed lines come before added ones.
 func lineDiff[R ~string](old, new []R) []lineRun {
-	a, b := toStrings(old), toStrings(new)
-	head := 0
-	for head < len(a) && head < len(b) && a[head] == b[head] {
-		head++
-	}
-	tail := 0
-	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
-		tail++
-	}
-	var out runBuilder
-	out.push(keepLines, a[:head]...)
-	out.middle(a[head:len(a)-tail], b[head:len(b)-tail])
-	out.push(keepLines, a[len(a)-tail:]...)
+	out := runBuilder{limit: maxLineEdits}
+	out.diff(toStrings(old), toStrings(new))
 	return out.runs
 }
 
@@ -62,7 +59,8 @@ func toStrings[R ~string](rules []R) []string {
 // paper does, which puts each region's removals before its additions
 // (TestLineDiffIsShortest holds that).
 type runBuilder struct {
-	runs []lineRun
+	runs  []lineRun
+	limit int // maxLineEdits; tests set less
 }
 
 func (rb *runBuilder) push(op lineOp, lines ...string) {
@@ -76,14 +74,36 @@ func (rb *runBuilder) push(op lineOp, lines ...string) {
 	rb.runs = append(rb.runs, lineRun{op, append([]string(nil), lines...)})
 }
 
-// middle diffs the parts between the common head and tail.
+// diff diffs a and b: their common head and tail are kept, and what is
+// between them is diffed by middle.
+func (rb *runBuilder) diff(a, b []string) {
+	head := 0
+	for head < len(a) && head < len(b) && a[head] == b[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
+		tail++
+	}
+	rb.push(keepLines, a[:head]...)
+	rb.middle(a[head:len(a)-tail], b[head:len(b)-tail])
+	rb.push(keepLines, a[len(a)-tail:]...)
+}
+
+// middle diffs two lists that differ in their first and last lines: by
+// the shortest edit script, or, when that needs more than maxLineEdits,
+// piece by piece between the anchors.
 func (rb *runBuilder) middle(a, b []string) {
-	ids := lineIDs(a, b)
-	x, y := ids[:len(a)], ids[len(a):]
-	trace, ok := shortestEdits(x, y, maxLineEdits)
-	if !ok {
+	if len(a) == 0 || len(b) == 0 {
 		rb.push(removeLines, a...)
 		rb.push(addLines, b...)
+		return
+	}
+	ids := lineIDs(a, b)
+	x, y := ids[:len(a)], ids[len(a):]
+	trace, ok := shortestEdits(x, y, rb.limit)
+	if !ok {
+		rb.byAnchors(a, b, x, y)
 		return
 	}
 	for _, m := range walkBack(trace, len(x), len(y)) {
@@ -96,6 +116,82 @@ func (rb *runBuilder) middle(a, b []string) {
 			rb.push(addLines, b[m.y])
 		}
 	}
+}
+
+// byAnchors keeps the anchors of a and b (see uniqueAnchors) and diffs
+// each piece between two of them alone; without anchors, a is removed
+// and b added.
+func (rb *runBuilder) byAnchors(a, b []string, x, y []int32) {
+	anchors := uniqueAnchors(x, y)
+	if len(anchors) == 0 {
+		rb.push(removeLines, a...)
+		rb.push(addLines, b...)
+		return
+	}
+	i, j := 0, 0
+	for _, an := range anchors {
+		rb.diff(a[i:an[0]], b[j:an[1]])
+		rb.push(keepLines, a[an[0]])
+		i, j = an[0]+1, an[1]+1
+	}
+	rb.diff(a[i:], b[j:])
+}
+
+// uniqueAnchors returns the pairs (i, j) with x[i] == y[j] for the lines
+// that occur once in x and once in y, the longest run of them whose j
+// rise with i: lines the two lists keep, in the same order.
+func uniqueAnchors(x, y []int32) [][2]int {
+	count := map[int32][2]int{} // occurrences in x and in y
+	for _, id := range x {
+		c := count[id]
+		c[0]++
+		count[id] = c
+	}
+	at := map[int32]int{}
+	for j, id := range y {
+		c := count[id]
+		c[1]++
+		count[id] = c
+		at[id] = j
+	}
+	var pairs [][2]int
+	for i, id := range x {
+		if count[id] == [2]int{1, 1} {
+			pairs = append(pairs, [2]int{i, at[id]})
+		}
+	}
+	return longestRising(pairs)
+}
+
+// longestRising returns the longest subsequence of pairs, which are in
+// rising order of their first element, whose second elements rise too
+// (patience sorting: O(n log n)).
+func longestRising(pairs [][2]int) [][2]int {
+	var tops []int // tops[k]: index in pairs of the smallest end of a run of k+1
+	back := make([]int, len(pairs))
+	for p, pr := range pairs {
+		k, _ := slices.BinarySearchFunc(tops, pr[1], func(t, v int) int { return cmp.Compare(pairs[t][1], v) })
+		if k > 0 {
+			back[p] = tops[k-1]
+		} else {
+			back[p] = -1
+		}
+		if k == len(tops) {
+			tops = append(tops, p)
+		} else {
+			tops[k] = p
+		}
+	}
+	out := make([][2]int, len(tops))
+	p := -1
+	if len(tops) > 0 {
+		p = tops[len(tops)-1]
+	}
+	for k := len(tops) - 1; k >= 0; k-- {
+		out[k] = pairs[p]
+		p = back[p]
+	}
+	return out
 }
 
 // lineIDs numbers the distinct lines of a then b, so that the search
@@ -115,10 +211,13 @@ func lineIDs(a, b []string) []int32 {
 }
 
 // shortestEdits is Myers' greedy search for the fewest removals and
-// additions that turn x into y. trace[d] holds, for each diagonal
-// k = -d..d (at index k+d), the furthest x reached with d edits, or -1
-// where no path of d edits stays inside both lists. It gives up,
-// returning false, when more than limit edits are needed.
+// additions that turn x into y. trace[d] holds, for the diagonals
+// k = -d, -d+2, ..., d (at index k+d), the x where the search's path of
+// d edits on k ends, or -1 where it dropped the step because it would
+// leave the grid (no shortest script passes there); the other indices
+// are unused, and the last row stops at the diagonal that reached the
+// end. It gives up, returning false, when more than limit edits are
+// needed.
 func shortestEdits(x, y []int32, limit int) (trace [][]int, ok bool) {
 	n, m := len(x), len(y)
 	var prev []int
@@ -188,7 +287,10 @@ func walkBack(trace [][]int, n, m int) []move {
 	i, j := n, m
 	for d := len(trace) - 1; d > 0; d-- {
 		k := i - j
-		start, down, _ := stepOnto(trace[d-1], d, k, n, m)
+		start, down, ok := stepOnto(trace[d-1], d, k, n, m)
+		if !ok {
+			panic("diff: the edit trace has no step onto its own path")
+		}
 		for i > start {
 			rev = append(rev, move{keepLines, i - 1, j - 1})
 			i, j = i-1, j-1

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -141,5 +142,92 @@ func TestLineDiffPastTheBound(t *testing.T) {
 	old2, new2 := old[:maxLineEdits/2], new[:maxLineEdits/2]
 	if got, want := edits(lineDiff(old2, new2)), len(old2)+len(new2)-2*lcs(old2, new2); got != want {
 		t.Errorf("inside the bound: %d edits, the fewest is %d", got, want)
+	}
+}
+
+// TestLineDiffScatteredPastTheBound: a KUBE-SERVICES-sized chain with
+// more than maxLineEdits rules changed, spread over the whole chain (as
+// when 501 Services across namespaces change), still shows just those:
+// the unique rules between them anchor the diff.
+func TestLineDiffScatteredPastTheBound(t *testing.T) {
+	old := make([]string, 30000)
+	for i := range old {
+		old[i] = fmt.Sprintf("-d 10.96.%d.%d/32 -j KUBE-SVC-%05d", i/256, i%256, i)
+	}
+	new := slices.Clone(old)
+	for k := range 501 {
+		new[k*59] = fmt.Sprintf("-d 10.97.0.%d/32 -j KUBE-SVC-NEW%d", k%256, k)
+	}
+	runs := lineDiff(old, new)
+	gotA, gotB := sides(runs)
+	if !slices.Equal(gotA, old) || !slices.Equal(gotB, new) {
+		t.Fatal("the diff does not rebuild both chains")
+	}
+	if added, removed := lineDiffCounts(old, new); added != 501 || removed != 501 {
+		t.Errorf("added %d, removed %d; want 501 and 501", added, removed)
+	}
+	checkShape(t, runs)
+}
+
+// TestLineDiffByAnchors holds the anchored path, which lineDiff takes
+// only past maxLineEdits, to random lists with a bound of a few edits:
+// the diff must still rebuild both sides, in the right shape.
+func TestLineDiffByAnchors(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 5))
+	for round := range 3000 {
+		a := randomLines(r, r.IntN(30), 2+r.IntN(40))
+		b := randomLines(r, r.IntN(30), 2+r.IntN(40))
+		rb := runBuilder{limit: r.IntN(4)}
+		rb.diff(a, b)
+		gotA, gotB := sides(rb.runs)
+		if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
+			t.Fatalf("round %d: %q -> %q: diff rebuilds %q -> %q", round, a, b, gotA, gotB)
+		}
+		checkShape(t, rb.runs)
+	}
+}
+
+// TestLongestRising checks the anchors' order against every subsequence
+// of small random lists.
+func TestLongestRising(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 500 {
+		n := r.IntN(10)
+		pairs := make([][2]int, n)
+		for i := range pairs {
+			pairs[i] = [2]int{i, r.IntN(12)}
+		}
+		got := longestRising(pairs)
+		for i := 1; i < len(got); i++ {
+			if got[i][0] <= got[i-1][0] || got[i][1] <= got[i-1][1] {
+				t.Fatalf("round %d: %v does not rise", round, got)
+			}
+		}
+		best := 0
+		for mask := range 1 << n {
+			last, ok, size := -1, true, 0
+			for i := range n {
+				if mask&(1<<i) != 0 {
+					ok = ok && pairs[i][1] > last
+					last, size = pairs[i][1], size+1
+				}
+			}
+			if ok {
+				best = max(best, size)
+			}
+		}
+		if len(got) != best {
+			t.Fatalf("round %d: %v: %d pairs, the longest rising run has %d", round, pairs, len(got), best)
+		}
+	}
+}
+
+// TestRuleLikeTheElision: a rule whose text is "..." is printed as a
+// rule, not taken for the mark of cut context.
+func TestRuleLikeTheElision(t *testing.T) {
+	var b strings.Builder
+	writeLineDiff(&b, []string{"x", "..."}, []string{"y", "..."}, "-A C ", "")
+	if want := "--A C x\n+-A C y\n -A C ...\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }

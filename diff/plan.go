@@ -193,24 +193,30 @@ const contextLines = 3
 func writeLineDiff[R ~string](b *strings.Builder, old, new []R, prefix, indent string) {
 	runs := lineDiff(old, new)
 	for i, r := range runs {
-		lines := r.lines
 		mark := map[lineOp]string{keepLines: " ", removeLines: "-", addLines: "+"}[r.op]
-		if r.op == keepLines {
-			lines = trimContext(lines, i > 0, i < len(runs)-1)
+		if r.op != keepLines {
+			writeMarked(b, mark+prefix, r.lines)
+			continue
 		}
-		for _, line := range lines {
-			if line == "..." {
-				b.WriteString(" " + indent + "...\n")
-				continue
-			}
-			b.WriteString(mark + prefix + line + "\n")
+		head, tail, cut := trimContext(r.lines, i > 0, i < len(runs)-1)
+		writeMarked(b, mark+prefix, head)
+		if cut {
+			b.WriteString(" " + indent + "...\n")
 		}
+		writeMarked(b, mark+prefix, tail)
+	}
+}
+
+func writeMarked(b *strings.Builder, lead string, lines []string) {
+	for _, line := range lines {
+		b.WriteString(lead + line + "\n")
 	}
 }
 
 // trimContext keeps the unchanged lines next to changes: the first ones
-// after a change, the last ones before one, "..." for what is cut.
-func trimContext(lines []string, afterChange, beforeChange bool) []string {
+// after a change (head), the last ones before one (tail), and says
+// whether lines between them were cut.
+func trimContext(lines []string, afterChange, beforeChange bool) (head, tail []string, cut bool) {
 	keepHead, keepTail := 0, 0
 	if afterChange {
 		keepHead = contextLines
@@ -219,9 +225,7 @@ func trimContext(lines []string, afterChange, beforeChange bool) []string {
 		keepTail = contextLines
 	}
 	if len(lines) <= keepHead+keepTail {
-		return lines
+		return lines, nil, false
 	}
-	out := append([]string{}, lines[:keepHead]...)
-	out = append(out, "...")
-	return append(out, lines[len(lines)-keepTail:]...)
+	return lines[:keepHead], lines[len(lines)-keepTail:], true
 }

@@ -70,8 +70,17 @@ func (p *Plan) CheckLive(now []Table) error {
 // write. Their hunk headers, added, removed and context lines must be the
 // same, in the same order; only comments may differ (see ChangeLines). The stored changes.sha256 plays no part: Decode has
 // checked that it is the digest of the text.
-func (p *Plan) CheckChanges(nowText string) error {
-	return CompareChanges(p.Changes.Diff, nowText)
+//
+// nowVersion is the version of the tool checking: when the texts differ
+// and the plan was made by another version, the error says so, since a
+// version may print the same changes otherwise (how a changed chain's
+// rules are lined up, for one).
+func (p *Plan) CheckChanges(nowText, nowVersion string) error {
+	err := CompareChanges(p.Changes.Diff, nowText)
+	if err != nil && p.ToolVersion != nowVersion {
+		return fmt.Errorf("%w (the plan was made by kubectl-svcproxy %s, this is %s: plan again with this version)", err, p.ToolVersion, nowVersion)
+	}
+	return err
 }
 
 // ErrEdited marks a saved plan whose parts disagree with each other: the

@@ -70,14 +70,23 @@ func TestChecks(t *testing.T) {
 			t.Errorf("CheckLive: %v does not name %q", err, want)
 		}
 	}
-	if err := p.CheckChanges("# a comment\n+x\n# another\n"); err != nil {
+	if err := p.CheckChanges("# a comment\n+x\n# another\n", p.ToolVersion); err != nil {
 		t.Errorf("comments were taken for changes: %v", err)
 	}
-	if err := p.CheckChanges("+x\n context\n"); !errors.Is(err, ErrStale) {
+	if err := p.CheckChanges("+x\n context\n", p.ToolVersion); !errors.Is(err, ErrStale) {
 		t.Errorf("a context line more passed: %v", err)
 	}
-	if err := p.CheckChanges("+y\n"); !errors.Is(err, ErrStale) {
+	if err := p.CheckChanges("+y\n", p.ToolVersion); !errors.Is(err, ErrStale) {
 		t.Errorf("another change set passed: %v", err)
+	}
+	if err := p.CheckChanges("+y\n", p.ToolVersion); err == nil || strings.Contains(err.Error(), "made by") {
+		t.Errorf("the same version was blamed: %v", err)
+	}
+	if err := p.CheckChanges("+y\n", "v9.9.9"); !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "made by kubectl-svcproxy "+p.ToolVersion+", this is v9.9.9") {
+		t.Errorf("a plan of another version does not say so: %v", err)
+	}
+	if err := p.CheckChanges("# a comment\n+x\n", "v9.9.9"); err != nil {
+		t.Errorf("another version's plan with the same changes was refused: %v", err)
 	}
 	if err := p.CheckBackend("iptables-legacy"); !errors.Is(err, ErrStale) {
 		t.Errorf("another backend passed: %v", err)
@@ -160,7 +169,7 @@ func TestDecodeRefusesAnotherDigest(t *testing.T) {
 		t.Errorf("a text edited under its digest passed: %v", err)
 	}
 	p.Changes.SHA256 = ChangeDigest(p.Changes.Diff)
-	if err := p.CheckChanges("+x\n"); !errors.Is(err, ErrStale) {
+	if err := p.CheckChanges("+x\n", p.ToolVersion); !errors.Is(err, ErrStale) {
 		t.Errorf("a text that shows more than planned now passed: %v", err)
 	}
 }

@@ -183,5 +183,5 @@ func checkSavedText(saved *savedplan.Plan, p kernelPlan) error {
 	if err := p.writeText(&text); err != nil {
 		return err
 	}
-	return saved.CheckChanges(text.String())
+	return saved.CheckChanges(text.String(), version)
 }

@@ -32,7 +32,14 @@ import (
 // ones: they are read-only. The zero value is ready to use; a Builder is
 // not safe for concurrent use.
 type Builder struct {
-	prev    memo
+	prev memo
+	// spare is the memo of the build before prev, emptied and filled
+	// again by the next build: its maps keep their room, so a build of
+	// 30k Services does not allocate four maps of that size anew.
+	spare memo
+	// members is groups' map of each Service's slices, emptied after
+	// each use and kept for its room.
+	members map[serviceKey][]member
 	oneShot bool // Build's: nothing is kept for a next build
 }
 
@@ -45,12 +52,20 @@ type memo struct {
 	ports    map[serviceKey]*portsEntry // a Service's ports, by family
 }
 
-// newMemo is sized for about as many objects as the build before had.
-func newMemo(prev *memo) *memo {
-	return &memo{services: make(map[string]*serviceEntry, len(prev.services)),
-		slices: make(map[sliceKey]*sliceEntry, len(prev.slices)),
-		groups: make(map[serviceKey]*groupEntry, len(prev.groups)),
-		ports:  make(map[serviceKey]*portsEntry, len(prev.ports))}
+// reuse empties spare for this build's memo, or, the first time, makes
+// one sized for about as many objects as the build before had.
+func reuse(spare, prev *memo) *memo {
+	if spare.services == nil {
+		return &memo{services: make(map[string]*serviceEntry, len(prev.services)),
+			slices: make(map[sliceKey]*sliceEntry, len(prev.slices)),
+			groups: make(map[serviceKey]*groupEntry, len(prev.groups)),
+			ports:  make(map[serviceKey]*portsEntry, len(prev.ports))}
+	}
+	clear(spare.services)
+	clear(spare.slices)
+	clear(spare.groups)
+	clear(spare.ports)
+	return spare
 }
 
 // version identifies one state of an object; the zero value is unknown.
@@ -155,7 +170,7 @@ func (m *Builder) Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, 
 
 	var next *memo // what this build leaves for the next one
 	if !m.oneShot {
-		next = newMemo(&m.prev)
+		next = reuse(&m.spare, &m.prev)
 	}
 	services := m.services(b, next, s.Services)
 	bySlice := sortedSlices(s.EndpointSlices)
@@ -164,7 +179,7 @@ func (m *Builder) Build(s *Snapshot, cfg Config) (*nodetable.Tables, []Warning, 
 		t.Ports = m.tablePorts(next, services, groups, t, b.nodeName)
 	}
 	if next != nil {
-		m.prev = *next
+		m.prev, m.spare = *next, m.prev
 	}
 	return tables, b.warnings, nil
 }
@@ -231,7 +246,11 @@ func (m *Builder) groups(b *builder, next *memo, list []namedSlice, f nodetable.
 			reads[i].slice = ns.slice
 		}
 	})
-	members := make(map[serviceKey][]member, len(list))
+	if m.members == nil {
+		m.members = make(map[serviceKey][]member, len(list))
+	}
+	members := m.members
+	defer clear(members) // kept for its room, not its content
 	for i, r := range reads {
 		if r.entry == nil {
 			continue
@@ -254,12 +273,15 @@ func (m *Builder) groups(b *builder, next *memo, list []namedSlice, f nodetable.
 		}
 		merged[i] = g
 	})
+	// The memo for the next build holds this build's groups, so it serves
+	// as the map to return, keyed by family too; a one-shot build has
+	// none.
 	groups := make(map[serviceKey]*groupEntry, len(keys))
+	if next != nil {
+		groups = next.groups
+	}
 	for i, k := range keys {
 		groups[k] = merged[i]
-		if next != nil {
-			next.groups[k] = merged[i]
-		}
 	}
 	return groups
 }

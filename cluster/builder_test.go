@@ -224,3 +224,48 @@ func portNamed(t *testing.T, table *nodetable.ServiceTable, name string) *nodeta
 	t.Fatalf("no port %s in %v", name, portNames(table))
 	return nil
 }
+
+// TestBuilderForgetsWhatWent: the memo a build leaves holds what that
+// build saw and nothing older, though its maps are reused from build to
+// build: a Service deleted, then its slices, leave no entry behind.
+func TestBuilderForgetsWhatWent(t *testing.T) {
+	s := versioned(t)
+	var inc Builder
+	cfg := Config{NodeName: "node-1"}
+	sizes := func() [4]int {
+		p := inc.prev
+		return [4]int{len(p.services), len(p.slices), len(p.groups), len(p.ports)}
+	}
+	for range 3 { // the third build is the first to reuse a memo's maps
+		if _, _, err := inc.Build(s, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := sizes()
+	s = s.canonical()
+	i := serviceIndex(s, "api")
+	s.Services = append(s.Services[:i], s.Services[i+1:]...)
+	for range 2 {
+		if _, _, err := inc.Build(s, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sizes(); got[0] != full[0]-1 || got[3] >= full[3] {
+		t.Errorf("after deleting a Service, memo sizes %v (services, slices, groups, ports); before %v", got, full)
+	}
+	var kept []discoveryv1.EndpointSlice
+	for _, es := range s.EndpointSlices {
+		if es.Labels[discoveryv1.LabelServiceName] != "api" {
+			kept = append(kept, es)
+		}
+	}
+	s.EndpointSlices = kept
+	for range 2 {
+		if _, _, err := inc.Build(s, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sizes(); got[1] >= full[1] || got[2] >= full[2] {
+		t.Errorf("after deleting its slices, memo sizes %v; before %v", got, full)
+	}
+}

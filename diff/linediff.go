@@ -32,9 +32,9 @@ type lineRun struct {
 // KUBE-SERVICES sorted by name, with more than 500 Services changed
 // across it), the part is cut at the rules that occur once in each
 // chain and in the same order (patience diff's anchors), and each piece
-// between two anchors is diffed alone. A piece without an anchor that
-// still needs more edits is shown as all removed, then all added: a
-// true diff, though not the shortest.
+// between two anchors is diffed alone, once more within the bound. A
+// piece that still needs more edits is shown as all removed, then all
+// added: a true diff, though not the shortest.
 const maxLineEdits = 1000
 
 // lineDiff diffs two rule lists line by line, with the fewest removals
@@ -61,6 +61,10 @@ func toStrings[R ~string](rules []R) []string {
 type runBuilder struct {
 	runs  []lineRun
 	limit int // maxLineEdits; tests set less
+	// anchored: the lists being diffed are pieces between anchors, which
+	// are not cut again. So the whole diff costs at most two bounded
+	// searches over every line, whatever the chains hold.
+	anchored bool
 }
 
 func (rb *runBuilder) push(op lineOp, lines ...string) {
@@ -119,15 +123,20 @@ func (rb *runBuilder) middle(a, b []string) {
 }
 
 // byAnchors keeps the anchors of a and b (see uniqueAnchors) and diffs
-// each piece between two of them alone; without anchors, a is removed
-// and b added.
+// each piece between two of them alone; without anchors, or in such a
+// piece, a is removed and b added.
 func (rb *runBuilder) byAnchors(a, b []string, x, y []int32) {
-	anchors := uniqueAnchors(x, y)
+	var anchors [][2]int
+	if !rb.anchored {
+		anchors = uniqueAnchors(x, y)
+	}
 	if len(anchors) == 0 {
 		rb.push(removeLines, a...)
 		rb.push(addLines, b...)
 		return
 	}
+	rb.anchored = true
+	defer func() { rb.anchored = false }()
 	i, j := 0, 0
 	for _, an := range anchors {
 		rb.diff(a[i:an[0]], b[j:an[1]])

@@ -317,8 +317,8 @@ func walkBack(trace [][]int, n, m int) []move {
 		i, j = i-1, j-1
 	}
 	out := make([]move, len(rev))
-	for n, mv := range rev {
-		out[len(rev)-1-n] = mv
+	for at, mv := range rev {
+		out[len(rev)-1-at] = mv
 	}
 	return out
 }

@@ -163,21 +163,30 @@ func TestBuilderMatchesBuild(t *testing.T) {
 	for _, step := range builderSteps {
 		s = s.canonical()
 		step.change(s)
-		want, wantWarn, err := Build(s, step.cfg)
-		if err != nil {
-			t.Fatalf("%s: Build: %v", step.name, err)
+		_, tables, warnings := againstBuild(t, &inc, s, step.cfg)
+		if tables != "" {
+			t.Errorf("%s: tables differ from Build's (-Build +Builder):\n%s", step.name, tables)
 		}
-		got, gotWarn, err := inc.Build(s, step.cfg)
-		if err != nil {
-			t.Fatalf("%s: Builder.Build: %v", step.name, err)
-		}
-		if d := cmpDiff(want, got); d != "" {
-			t.Errorf("%s: tables differ from Build's (-Build +Builder):\n%s", step.name, d)
-		}
-		if d := cmpDiff(warningStrings(wantWarn), warningStrings(gotWarn)); d != "" {
-			t.Errorf("%s: warnings differ from Build's (-Build +Builder):\n%s", step.name, d)
+		if warnings != "" {
+			t.Errorf("%s: warnings differ from Build's (-Build +Builder):\n%s", step.name, warnings)
 		}
 	}
+}
+
+// againstBuild builds s for cfg with Build and with inc, and returns
+// inc's tables and how its tables and its warnings differ from Build's
+// (-Build +Builder; "" where they do not).
+func againstBuild(t *testing.T, inc *Builder, s *Snapshot, cfg Config) (got *nodetable.Tables, tables, warnings string) {
+	t.Helper()
+	want, wantWarn, err := Build(s, cfg)
+	if err != nil {
+		t.Fatalf("%s: Build: %v", cfg.NodeName, err)
+	}
+	got, gotWarn, err := inc.Build(s, cfg)
+	if err != nil {
+		t.Fatalf("%s: Builder.Build: %v", cfg.NodeName, err)
+	}
+	return got, cmpDiff(want, got), cmpDiff(warningStrings(wantWarn), warningStrings(gotWarn))
 }
 
 // TestBuilderReusesUnchangedServices checks that the Builder rebuilds only

@@ -125,7 +125,6 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
 	// the list one append at a time copied it some five times. The size
 	// is only a hint: appending past it is correct.
 	creates := make([]IPTablesChange, 0, max(0, len(dt.Chains)-len(lt.Chains)+5))
-	var deletes []IPTablesChange
 	var inserts, removals []IPTablesChange
 	for _, dc := range dt.Chains {
 		lc := lt.Chain(dc.Name)
@@ -152,24 +151,8 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
 			removals = append(removals, del...)
 		}
 	}
-	refs := foreignReferences(lt, own)
-	for _, lc := range lt.Chains {
-		if ipt.IsBuiltin(lt.Name, lc.Name) || dt.Chain(lc.Name) != nil || !own.Owns(lt.Name, lc.Name) {
-			continue
-		}
-		if own.IsShared(lc.Name) {
-			continue // kubelet's chain: never deleted
-		}
-		if refs[lc.Name] {
-			// A foreign rule jumps here: keep the chain, but empty it.
-			cs.Kept = append(cs.Kept, string(lt.Name)+"/"+lc.Name)
-			if len(lc.Rules) > 0 {
-				creates = append(creates, IPTablesChange{Verb: ReplaceChain, Table: lt.Name, Chain: lc.Name, Old: lc.Rules})
-			}
-			continue
-		}
-		deletes = append(deletes, IPTablesChange{Verb: DeleteChain, Table: lt.Name, Chain: lc.Name, Old: lc.Rules})
-	}
+	emptied, deletes := staleChains(cs, dt, lt, own)
+	creates = append(creates, emptied...)
 	byName := func(a, b IPTablesChange) int { return strings.Compare(a.Chain, b.Chain) }
 	slices.SortFunc(creates, byName)
 	slices.SortFunc(deletes, byName)
@@ -180,6 +163,28 @@ func diffTable(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) {
 	cs.Changes = append(cs.Changes, inserts...)
 	cs.Changes = append(cs.Changes, removals...)
 	cs.Changes = append(cs.Changes, deletes...)
+}
+
+// staleChains handles the owned chains of lt that dt leaves out (never
+// kubelet's shared ones): each is deleted, unless a rule the tool does
+// not own still jumps to it; then it is kept, noted in cs.Kept, and
+// emptied if it holds rules.
+func staleChains(cs *IPTablesChangeSet, dt, lt *ipt.Table, own *ipt.Ownership) (emptied, deletes []IPTablesChange) {
+	refs := foreignReferences(lt, own)
+	for _, lc := range lt.Chains {
+		if ipt.IsBuiltin(lt.Name, lc.Name) || dt.Chain(lc.Name) != nil || !own.Owns(lt.Name, lc.Name) || own.IsShared(lc.Name) {
+			continue
+		}
+		if !refs[lc.Name] {
+			deletes = append(deletes, IPTablesChange{Verb: DeleteChain, Table: lt.Name, Chain: lc.Name, Old: lc.Rules})
+			continue
+		}
+		cs.Kept = append(cs.Kept, string(lt.Name)+"/"+lc.Name)
+		if len(lc.Rules) > 0 {
+			emptied = append(emptied, IPTablesChange{Verb: ReplaceChain, Table: lt.Name, Chain: lc.Name, Old: lc.Rules})
+		}
+	}
+	return emptied, deletes
 }
 
 // diffJumps compares the wanted jump rules of a built-in chain with the
